@@ -1,0 +1,68 @@
+import { z } from 'zod';
+
+/**
+ * Magnetar's configuration: one typed object, read from a YAML file (`--config` or
+ * `MAGNETAR_CONFIG`), then environment variables, then flags; validated at start with
+ * errors that name the bad setting. Every option documents its default.
+ */
+export const ConfigSchema = z
+  .object({
+    /** Address to listen on. @default 127.0.0.1 */
+    host: z.string().default('127.0.0.1'),
+    /** Port of the single HTTP listener (Magnum API, identity, kube API, dashboard, embedded cloud). @default 9511 */
+    port: z.number().int().min(0).max(65535).default(9511),
+    /** Base URL clients use to reach this server; derived from host/port when absent. */
+    publicUrl: z.string().url().optional(),
+    /** Directory for the SQLite file, keys, generated clouds.yaml and openrc files. @default ./data */
+    dataDir: z.string().default('./data'),
+    /** Region name in the catalog. @default RegionOne */
+    region: z.string().default('RegionOne'),
+    /** Which parts run in this process. @default all */
+    role: z.enum(['all', 'api', 'controllers']).default('all'),
+    store: z
+      .object({
+        engine: z.enum(['sqlite', 'postgres']).default('sqlite'),
+        /** SQLite file (relative to dataDir) or PostgreSQL connection URL. */
+        url: z.string().optional(),
+      })
+      .default({ engine: 'sqlite' }),
+    identity: z
+      .object({
+        /** `local`: Magnetar's own Keystone-compatible identity; `keystone`: validate against an external Keystone. */
+        mode: z.enum(['local', 'keystone']).default('local'),
+        /** Token lifetime in seconds. @default 3600 */
+        tokenTtlSeconds: z.number().int().positive().default(3600),
+        /** External Keystone URL (mode `keystone`). */
+        keystoneUrl: z.string().url().optional(),
+      })
+      .default({ mode: 'local', tokenTtlSeconds: 3600 }),
+    cloud: z
+      .object({
+        /** `embedded`: serve and use the embedded cloud under /cloud; `external`: use a real cloud from clouds.yaml. */
+        mode: z.enum(['embedded', 'external']).default('embedded'),
+        /** clouds.yaml path for `external`. */
+        cloudsYaml: z.string().optional(),
+        /** Entry in clouds.yaml. @default magnetar */
+        cloudName: z.string().default('magnetar'),
+        /** Simulated latency of the embedded cloud's asynchronous transitions, in milliseconds. @default 3000 */
+        simulatedLatencyMs: z.number().int().min(0).default(3000),
+      })
+      .default({ mode: 'embedded', cloudName: 'magnetar', simulatedLatencyMs: 3000 }),
+    controllers: z
+      .object({
+        /** Concurrent reconciles per controller. @default 4 */
+        workers: z.number().int().positive().default(4),
+        /** Periodic resync of every object, seconds. @default 300 */
+        resyncSeconds: z.number().int().positive().default(300),
+        /** Lease time-to-live for multi-process operation, seconds. @default 15 */
+        leaseTtlSeconds: z.number().int().positive().default(15),
+      })
+      .default({ workers: 4, resyncSeconds: 300, leaseTtlSeconds: 15 }),
+    /** Maximum request body size in bytes. @default 1048576 */
+    bodyLimitBytes: z.number().int().positive().default(1024 * 1024),
+    /** Log level. @default info */
+    logLevel: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+  })
+  .strict();
+
+export type Config = z.infer<typeof ConfigSchema>;

@@ -1,0 +1,92 @@
+import 'reflect-metadata';
+import type { FastifyInstance } from 'fastify';
+import { resolve } from 'node:path';
+import { buildServer, type MountedPlugin } from './api/index.ts';
+import { systemClock, type Clock, type Config } from './domain/index.ts';
+import { SqliteStore, type ObjectStore } from './store/index.ts';
+
+/**
+ * The only place that wires concrete engines together: store engine, identity, the
+ * embedded or a real cloud, API façades, controllers.
+ */
+
+/** Options of {@link startMagnetar}. */
+export interface StartOptions {
+  config: Config;
+  /** @default systemClock */
+  clock?: Clock;
+  /** Use this store instead of the configured one (tests). */
+  store?: ObjectStore;
+  /** Fastify logger on/off. @default per config.logLevel */
+  logger?: boolean;
+  /** Start the controllers (when the role allows). @default true */
+  controllers?: boolean;
+  /** Print first-start credentials to stdout. @default false */
+  printBootstrap?: boolean;
+}
+
+/** A running Magnetar. */
+export interface Magnetar {
+  app: FastifyInstance;
+  /** Base URL, e.g. http://127.0.0.1:9511 */
+  url: string;
+  store: ObjectStore;
+  config: Config;
+  clock: Clock;
+  close(): Promise<void>;
+}
+
+/** Open the configured store. */
+export async function openStore(config: Config): Promise<ObjectStore> {
+  switch (config.store.engine) {
+    case 'sqlite': {
+      const url = config.store.url ?? 'magnetar.sqlite';
+      return new SqliteStore({ path: url === ':memory:' ? url : resolve(config.dataDir, url) });
+    }
+    case 'postgres': {
+      const { PostgresStore } = await import('./store/postgres/index.ts');
+      if (!config.store.url) throw new Error('store.url: a PostgreSQL connection URL is required for engine postgres');
+      return PostgresStore.connect({ url: config.store.url });
+    }
+  }
+}
+
+/** Start everything this process's role asks for and listen. */
+export async function startMagnetar(options: StartOptions): Promise<Magnetar> {
+  const config = options.config;
+  const clock = options.clock ?? systemClock;
+  const store = options.store ?? (await openStore(config));
+  let baseUrl = config.publicUrl ?? `http://${config.host}:${config.port}`;
+  const getBaseUrl = () => baseUrl;
+  const closers: (() => Promise<void>)[] = [];
+  const plugins: MountedPlugin[] = [];
+
+  // --- wiring: each module adds its plugin(s) and closers here ---
+  void getBaseUrl;
+  void clock;
+
+  const app = await buildServer({
+    config,
+    plugins,
+    ...(options.logger === undefined ? {} : { logger: options.logger }),
+  });
+  await app.listen({ host: config.host, port: config.port });
+  const addr = app.server.address();
+  if (!config.publicUrl && addr && typeof addr === 'object') baseUrl = `http://${config.host}:${addr.port}`;
+
+  let closed = false;
+  return {
+    app,
+    url: baseUrl,
+    store,
+    config,
+    clock,
+    async close() {
+      if (closed) return;
+      closed = true;
+      for (const c of closers.reverse()) await c();
+      await app.close();
+      if (!options.store) await store.close();
+    },
+  };
+}

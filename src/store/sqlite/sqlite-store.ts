@@ -1,0 +1,351 @@
+import Database from 'better-sqlite3';
+import { EventEmitter } from 'node:events';
+import { mkdirSync } from 'node:fs';
+import { dirname } from 'node:path';
+import { ConflictError, NotFoundError } from '../../domain/index.ts';
+import { matchesSelector } from '../../domain/index.ts';
+import { typeOf, type ApiObject, type NewObject, type TypeKey } from '../../domain/index.ts';
+import {
+  decodeContinue,
+  encodeContinue,
+  prepareCreate,
+  prepareDelete,
+  prepareUpdate,
+  prepareUpdateStatus,
+} from '../object-ops.ts';
+import type { DeleteOptions, ListOptions, ListResult, ObjectStore, WatchEvent, WriteOp } from '../types.ts';
+import { sqliteMigrations } from './migrations.ts';
+
+/** Options of the SQLite engine. */
+export interface SqliteStoreOptions {
+  /** File path, or `:memory:`. @default ':memory:' */
+  path?: string;
+  /** Clock for creation/deletion timestamps. @default Date.now */
+  now?: () => number;
+}
+
+interface ObjectRow {
+  seq: number;
+  data: string;
+}
+
+/** The object store on SQLite (better-sqlite3, WAL). Synchronous underneath, async to its callers. */
+export class SqliteStore implements ObjectStore {
+  readonly engine = 'sqlite' as const;
+  private readonly db: Database.Database;
+  private readonly events = new EventEmitter();
+  private readonly now: () => number;
+  private notifyPending = false;
+  private readonly stmts;
+
+  constructor(options: SqliteStoreOptions = {}) {
+    const path = options.path ?? ':memory:';
+    if (path !== ':memory:') mkdirSync(dirname(path), { recursive: true });
+    this.db = new Database(path);
+    this.db.pragma('journal_mode = WAL');
+    this.db.pragma('synchronous = NORMAL');
+    this.db.pragma('busy_timeout = 5000');
+    this.now = options.now ?? Date.now;
+    this.events.setMaxListeners(0);
+    this.migrate();
+    const db = this.db;
+    this.stmts = {
+      nextRev: db.prepare<[], { value: number }>(`UPDATE meta SET value = value + 1 WHERE key = 'revision' RETURNING value`),
+      curRev: db.prepare<[], { value: number }>(`SELECT value FROM meta WHERE key = 'revision'`),
+      compacted: db.prepare<[], { value: number }>(`SELECT value FROM meta WHERE key = 'compacted'`),
+      get: db.prepare<[string, string, string], ObjectRow>(`SELECT seq, data FROM objects WHERE type = ? AND namespace = ? AND name = ?`),
+      getUid: db.prepare<[string, string], ObjectRow>(`SELECT seq, data FROM objects WHERE type = ? AND uid = ?`),
+      seqOfUid: db.prepare<[string], { seq: number }>(`SELECT seq FROM objects WHERE uid = ?`),
+      insert: db.prepare(`INSERT INTO objects (type, namespace, name, uid, seq, rv, data) VALUES (?, ?, ?, ?, ?, ?, ?)`),
+      replace: db.prepare(`UPDATE objects SET rv = ?, data = ? WHERE type = ? AND namespace = ? AND name = ?`),
+      remove: db.prepare(`DELETE FROM objects WHERE type = ? AND namespace = ? AND name = ?`),
+      feed: db.prepare(`INSERT INTO feed (revision, type, event, data) VALUES (?, ?, ?, ?)`),
+      count: db.prepare<[string], { n: number }>(`SELECT count(*) AS n FROM objects WHERE type = ?`),
+      countNs: db.prepare<[string, string], { n: number }>(`SELECT count(*) AS n FROM objects WHERE type = ? AND namespace = ?`),
+    };
+  }
+
+  private migrate(): void {
+    this.db.exec(`CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at TEXT NOT NULL)`);
+    const applied = new Set(
+      this.db.prepare<[], { version: number }>('SELECT version FROM schema_migrations').all().map((r) => r.version),
+    );
+    for (const m of sqliteMigrations) {
+      if (applied.has(m.version)) continue;
+      this.db.transaction(() => {
+        this.db.exec(m.sql);
+        this.db
+          .prepare('INSERT INTO schema_migrations (version, name, applied_at) VALUES (?, ?, ?)')
+          .run(m.version, m.name, new Date().toISOString());
+      })();
+    }
+  }
+
+  private nowIso(): string {
+    return new Date(this.now()).toISOString();
+  }
+
+  private nextRevision(): number {
+    return this.stmts.nextRev.get()!.value;
+  }
+
+  private scheduleNotify(): void {
+    if (this.notifyPending) return;
+    this.notifyPending = true;
+    queueMicrotask(() => {
+      this.notifyPending = false;
+      this.events.emit('change');
+    });
+  }
+
+  private appendFeed(revision: number, type: TypeKey, event: WatchEvent['type'], object: ApiObject): void {
+    this.stmts.feed.run(revision, type, event, JSON.stringify(object));
+  }
+
+  // --- synchronous primitives, used inside transactions ---
+
+  private createSync(input: NewObject): ApiObject {
+    const type = typeOf(input);
+    const rev = this.nextRevision();
+    const obj = prepareCreate(input, rev, this.nowIso());
+    const m = obj.metadata;
+    if (this.stmts.get.get(type, m.namespace, m.name)) {
+      throw new ConflictError(`${obj.kind} "${m.name}" already exists`, { code: 'AlreadyExists' });
+    }
+    if (this.stmts.seqOfUid.get(m.uid)) {
+      throw new ConflictError(`an object with uid ${m.uid} already exists`, { code: 'AlreadyExists' });
+    }
+    const data = JSON.stringify(obj);
+    this.stmts.insert.run(type, m.namespace, m.name, m.uid, rev, rev, data);
+    this.stmts.feed.run(rev, type, 'ADDED', data);
+    return obj;
+  }
+
+  private loadSync(type: TypeKey, namespace: string, name: string): ApiObject {
+    const row = this.stmts.get.get(type, namespace, name);
+    if (!row) throw new NotFoundError(`${type.split('.')[0]} "${name}" not found`, { code: 'NotFound' });
+    return JSON.parse(row.data) as ApiObject;
+  }
+
+  private writeOutcome(type: TypeKey, rev: number, object: ApiObject, removed: boolean): ApiObject | undefined {
+    const m = object.metadata;
+    const data = JSON.stringify(object);
+    if (removed) {
+      this.stmts.remove.run(type, m.namespace, m.name);
+      this.stmts.feed.run(rev, type, 'DELETED', data);
+      return undefined;
+    }
+    this.stmts.replace.run(rev, data, type, m.namespace, m.name);
+    this.stmts.feed.run(rev, type, 'MODIFIED', data);
+    return object;
+  }
+
+  private updateSync(incoming: ApiObject): ApiObject {
+    const type = typeOf(incoming);
+    const stored = this.loadSync(type, incoming.metadata.namespace, incoming.metadata.name);
+    const rev = this.nextRevision();
+    const out = prepareUpdate(stored, incoming, rev);
+    this.writeOutcome(type, rev, out.object, out.removed);
+    return out.object;
+  }
+
+  private updateStatusSync(incoming: ApiObject): ApiObject {
+    const type = typeOf(incoming);
+    const stored = this.loadSync(type, incoming.metadata.namespace, incoming.metadata.name);
+    const rev = this.nextRevision();
+    const obj = prepareUpdateStatus(stored, incoming, rev);
+    this.writeOutcome(type, rev, obj, false);
+    return obj;
+  }
+
+  private deleteSync(type: TypeKey, namespace: string, name: string, options?: DeleteOptions): ApiObject | undefined {
+    const stored = this.loadSync(type, namespace, name);
+    const rev = this.nextRevision();
+    const out = prepareDelete(stored, options, rev, this.nowIso());
+    if (out === 'unchanged') {
+      // give the revision back: nothing was written
+      this.db.prepare(`UPDATE meta SET value = value - 1 WHERE key = 'revision'`).run();
+      return stored;
+    }
+    return this.writeOutcome(type, rev, out.object, out.removed);
+  }
+
+  private tx<R>(fn: () => R): Promise<R> {
+    try {
+      const result = this.db.transaction(fn).immediate();
+      this.scheduleNotify();
+      return Promise.resolve(result);
+    } catch (err) {
+      return Promise.reject(err instanceof Error ? err : new Error(String(err)));
+    }
+  }
+
+  // --- ObjectStore ---
+
+  create<T extends ApiObject>(object: NewObject<T['spec'], T['status']>): Promise<T> {
+    return this.tx(() => this.createSync(object as NewObject) as T);
+  }
+
+  async get<T extends ApiObject>(type: TypeKey, namespace: string, name: string): Promise<T | undefined> {
+    const row = this.stmts.get.get(type, namespace, name);
+    return row ? (JSON.parse(row.data) as T) : undefined;
+  }
+
+  async getByUid<T extends ApiObject>(type: TypeKey, uid: string): Promise<T | undefined> {
+    const row = this.stmts.getUid.get(type, uid);
+    return row ? (JSON.parse(row.data) as T) : undefined;
+  }
+
+  async list<T extends ApiObject>(type: TypeKey, options: ListOptions = {}): Promise<ListResult<T>> {
+    const read = this.db.transaction(() => {
+      const resourceVersion = String(this.stmts.curRev.get()!.value);
+      const desc = options.descending === true;
+      let cursor: number | undefined;
+      if (options.continue) cursor = decodeContinue(options.continue);
+      else if (options.afterUid) {
+        const r = this.stmts.seqOfUid.get(options.afterUid);
+        if (!r) throw new NotFoundError(`marker ${options.afterUid} not found`, { code: 'MarkerNotFound' });
+        cursor = r.seq;
+      }
+      const where = ['type = ?'];
+      const params: (string | number)[] = [type];
+      if (options.namespace !== undefined) {
+        where.push('namespace = ?');
+        params.push(options.namespace);
+      }
+      if (cursor !== undefined) {
+        where.push(desc ? 'seq < ?' : 'seq > ?');
+        params.push(cursor);
+      }
+      const limit = options.limit;
+      const filter = options.labelSelector && options.labelSelector.length > 0 ? options.labelSelector : undefined;
+      const batch = limit !== undefined && !filter ? limit : 500;
+      const order = desc ? 'DESC' : 'ASC';
+      const after = desc ? 'seq < ?' : 'seq > ?';
+      const items: T[] = [];
+      let scanned = cursor;
+      for (;;) {
+        const w = scanned === undefined ? where : [...where, after];
+        const p = scanned === undefined ? params : [...params, scanned];
+        const rows = this.db
+          .prepare<(string | number)[], ObjectRow>(
+            `SELECT seq, data FROM objects WHERE ${w.join(' AND ')} ORDER BY seq ${order} LIMIT ${batch}`,
+          )
+          .all(...p);
+        for (const row of rows) {
+          scanned = row.seq;
+          const obj = JSON.parse(row.data) as T;
+          if (filter && !matchesSelector(obj.metadata.labels, filter)) continue;
+          items.push(obj);
+          if (limit !== undefined && items.length >= limit) break;
+        }
+        if (rows.length < batch || (limit !== undefined && items.length >= limit)) break;
+      }
+      const result: ListResult<T> = { items, resourceVersion };
+      if (limit !== undefined && items.length >= limit && scanned !== undefined) {
+        const more = this.db
+          .prepare<(string | number)[], { seq: number }>(
+            `SELECT seq FROM objects WHERE ${[...where, after].join(' AND ')} LIMIT 1`,
+          )
+          .get(...params, scanned);
+        if (more) result.continue = encodeContinue(scanned);
+      }
+      return result;
+    });
+    return read();
+  }
+
+  async count(type: TypeKey, namespace?: string): Promise<number> {
+    return namespace === undefined ? this.stmts.count.get(type)!.n : this.stmts.countNs.get(type, namespace)!.n;
+  }
+
+  update<T extends ApiObject>(object: T): Promise<T> {
+    return this.tx(() => this.updateSync(object) as T);
+  }
+
+  updateStatus<T extends ApiObject>(object: T): Promise<T> {
+    return this.tx(() => this.updateStatusSync(object) as T);
+  }
+
+  delete<T extends ApiObject>(type: TypeKey, namespace: string, name: string, options?: DeleteOptions): Promise<T | undefined> {
+    return this.tx(() => this.deleteSync(type, namespace, name, options) as T | undefined);
+  }
+
+  commit(ops: WriteOp[]): Promise<(ApiObject | undefined)[]> {
+    return this.tx(() =>
+      ops.map((op) => {
+        switch (op.op) {
+          case 'create':
+            return this.createSync(op.object);
+          case 'update':
+            return this.updateSync(op.object);
+          case 'updateStatus':
+            return this.updateStatusSync(op.object);
+          case 'delete':
+            return this.deleteSync(op.type, op.namespace, op.name, op.options);
+        }
+      }),
+    );
+  }
+
+  async currentRevision(): Promise<number> {
+    return this.stmts.curRev.get()!.value;
+  }
+
+  async changes(afterRevision: number, options: { types?: TypeKey[]; limit?: number } = {}): Promise<WatchEvent[]> {
+    const compacted = this.stmts.compacted.get()!.value;
+    if (afterRevision < compacted) {
+      throw new ConflictError(`revision ${afterRevision} has been compacted (oldest kept: ${compacted})`, { code: 'Expired' });
+    }
+    const limit = options.limit ?? 1000;
+    const types = options.types;
+    const where = types && types.length > 0 ? `AND type IN (${types.map(() => '?').join(',')})` : '';
+    const rows = this.db
+      .prepare<(string | number)[], { revision: number; event: WatchEvent['type']; data: string }>(
+        `SELECT revision, event, data FROM feed WHERE revision > ? ${where} ORDER BY revision LIMIT ${limit}`,
+      )
+      .all(afterRevision, ...(types ?? []));
+    return rows.map((r) => ({ revision: r.revision, type: r.event, object: JSON.parse(r.data) as ApiObject }));
+  }
+
+  onChange(listener: () => void): () => void {
+    this.events.on('change', listener);
+    return () => this.events.off('change', listener);
+  }
+
+  async compact(beforeRevision: number): Promise<void> {
+    this.db.transaction(() => {
+      this.db.prepare('DELETE FROM feed WHERE revision < ?').run(beforeRevision);
+      this.db
+        .prepare(`UPDATE meta SET value = max(value, ?) WHERE key = 'compacted'`)
+        .run(beforeRevision - 1);
+    })();
+  }
+
+  async acquireLease(name: string, holder: string, ttlMs: number, nowMs: number): Promise<boolean> {
+    const r = this.db
+      .prepare(
+        `INSERT INTO leases (name, holder, expires_ms) VALUES (?, ?, ?)
+         ON CONFLICT (name) DO UPDATE SET holder = excluded.holder, expires_ms = excluded.expires_ms
+         WHERE leases.holder = excluded.holder OR leases.expires_ms <= ?`,
+      )
+      .run(name, holder, nowMs + ttlMs, nowMs);
+    return r.changes > 0;
+  }
+
+  async releaseLease(name: string, holder: string): Promise<void> {
+    this.db.prepare('DELETE FROM leases WHERE name = ? AND holder = ?').run(name, holder);
+  }
+
+  async leaseHolder(name: string, nowMs: number): Promise<string | undefined> {
+    const row = this.db
+      .prepare<[string, number], { holder: string }>('SELECT holder FROM leases WHERE name = ? AND expires_ms > ?')
+      .get(name, nowMs);
+    return row?.holder;
+  }
+
+  async close(): Promise<void> {
+    this.events.removeAllListeners();
+    if (this.db.open) this.db.close();
+  }
+}
