@@ -5,3 +5,5 @@ export * from './magnum.ts';
 export * from './auth.ts';
 export * from './config.ts';
 export * from './clock.ts';
+export * from './cloud-lookup.ts';
+export * from './logger.ts';
