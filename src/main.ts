@@ -61,7 +61,17 @@ export async function startMagnetar(options: StartOptions): Promise<Magnetar> {
   const closers: (() => Promise<void>)[] = [];
   const plugins: MountedPlugin[] = [];
 
-  // --- wiring: each module adds its plugin(s) and closers here ---
+  // Each module adds its plugin(s) and closers in its own section below.
+  // --- wiring: identity ---
+
+  // --- wiring: embedded cloud ---
+
+  // --- wiring: Magnum v1 API ---
+
+  // --- wiring: Kubernetes-style API ---
+
+  // --- wiring: dashboard ---
+
   void getBaseUrl;
   void clock;
 
@@ -73,6 +83,8 @@ export async function startMagnetar(options: StartOptions): Promise<Magnetar> {
   await app.listen({ host: config.host, port: config.port });
   const addr = app.server.address();
   if (!config.publicUrl && addr && typeof addr === 'object') baseUrl = `http://${config.host}:${addr.port}`;
+
+  // --- wiring after listen: controllers, workload emulation ---
 
   let closed = false;
   return {
