@@ -7,3 +7,4 @@ export * from './config.ts';
 export * from './clock.ts';
 export * from './cloud-lookup.ts';
 export * from './logger.ts';
+export * from './pki.ts';

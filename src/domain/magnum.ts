@@ -242,3 +242,19 @@ export const FAILED_STATUSES: readonly MagnumStatus[] = [
   'ROLLBACK_FAILED',
   'RESUME_FAILED',
 ];
+
+/**
+ * Name of the Cluster API `Cluster` (and prefix of its other objects) for a Magnum cluster:
+ * a DNS-1123 label from the Magnum name (lowercase, other characters → '-', at most 30) plus
+ * the first 8 characters of the uuid. Stable for the cluster's life; Magnum's `stack_id`.
+ */
+export function capiClusterName(cluster: { metadata: { uid: string; name: string } }): string {
+  const base = cluster.metadata.name
+    .toLowerCase()
+    .replace(/[^a-z0-9-]+/g, '-')
+    .replace(/^-+|-+$/g, '')
+    .slice(0, 30)
+    .replace(/-+$/g, '');
+  const id = cluster.metadata.uid.replace(/-/g, '').slice(0, 8);
+  return `${base === '' ? 'cluster' : base}-${id}`;
+}
