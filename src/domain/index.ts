@@ -8,3 +8,5 @@ export * from './clock.ts';
 export * from './cloud-lookup.ts';
 export * from './logger.ts';
 export * from './pki.ts';
+export * from './capi.ts';
+export * from './capi-schemas.ts';
