@@ -10,3 +10,4 @@ export * from './logger.ts';
 export * from './pki.ts';
 export * from './capi.ts';
 export * from './capi-schemas.ts';
+export * from './policy.ts';
