@@ -1,2 +1,3 @@
 export type * from './types.ts';
 export { SqliteStore, type SqliteStoreOptions } from './sqlite/sqlite-store.ts';
+export { PostgresStore, type PostgresStoreOptions } from './postgres/index.ts';

@@ -7,7 +7,7 @@ export interface ListOptions {
   namespace?: string;
   /** Only objects whose labels satisfy every requirement. */
   labelSelector?: LabelSelector;
-  /** At most this many items (after filtering). @default unlimited */
+  /** At most this many items (after filtering); 0 means no limit, as in Kubernetes. @default unlimited */
   limit?: number;
   /** Opaque token from a previous page's `continue`. */
   continue?: string;
@@ -33,6 +33,14 @@ export interface WatchEvent<T extends ApiObject = ApiObject> {
   type: 'ADDED' | 'MODIFIED' | 'DELETED';
   /** The object after the change (for DELETED: its last state, with the deletion's resourceVersion). */
   object: T;
+}
+
+/** A lease as {@link ObjectStore.listLeases} reports it. */
+export interface LeaseInfo {
+  name: string;
+  holder: string;
+  /** Expiry, milliseconds since the epoch (the clock of whoever took or renewed it). */
+  expiresMs: number;
 }
 
 /** Options of {@link ObjectStore.delete}. */
@@ -87,7 +95,7 @@ export interface ObjectStore {
   /** The latest revision written. */
   currentRevision(): Promise<number>;
   /**
-   * Feed entries with revision > `afterRevision`, oldest first, at most `limit`.
+   * Feed entries with revision > `afterRevision`, oldest first, at most `limit` (@default 1000).
    * Throws ConflictError(code `Expired`) when entries after that revision were compacted away.
    */
   changes(afterRevision: number, options?: { types?: TypeKey[]; limit?: number }): Promise<WatchEvent[]>;
@@ -104,6 +112,8 @@ export interface ObjectStore {
   releaseLease(name: string, holder: string): Promise<void>;
   /** Current holder of a lease if it is unexpired at `nowMs`. */
   leaseHolder(name: string, nowMs: number): Promise<string | undefined>;
+  /** Unexpired leases at `nowMs` whose name starts with `prefix`, by name (membership, shard maps). */
+  listLeases(prefix: string, nowMs: number): Promise<LeaseInfo[]>;
 
   close(): Promise<void>;
 }

@@ -13,7 +13,8 @@ import {
   prepareUpdate,
   prepareUpdateStatus,
 } from '../object-ops.ts';
-import type { DeleteOptions, ListOptions, ListResult, ObjectStore, WatchEvent, WriteOp } from '../types.ts';
+import { parseEventType, parseStoredJson } from '../row.ts';
+import type { DeleteOptions, LeaseInfo, ListOptions, ListResult, ObjectStore, WatchEvent, WriteOp } from '../types.ts';
 import { sqliteMigrations } from './migrations.ts';
 
 /** Options of the SQLite engine. */
@@ -37,6 +38,7 @@ export class SqliteStore implements ObjectStore {
   private readonly now: () => number;
   private notifyPending = false;
   private readonly stmts;
+  private readonly cache = new Map<string, Database.Statement<unknown[], unknown>>();
 
   constructor(options: SqliteStoreOptions = {}) {
     const path = options.path ?? ':memory:';
@@ -62,6 +64,7 @@ export class SqliteStore implements ObjectStore {
       feed: db.prepare(`INSERT INTO feed (revision, type, event, data) VALUES (?, ?, ?, ?)`),
       count: db.prepare<[string], { n: number }>(`SELECT count(*) AS n FROM objects WHERE type = ?`),
       countNs: db.prepare<[string, string], { n: number }>(`SELECT count(*) AS n FROM objects WHERE type = ? AND namespace = ?`),
+      giveBackRev: db.prepare(`UPDATE meta SET value = value - 1 WHERE key = 'revision'`),
     };
   }
 
@@ -79,6 +82,16 @@ export class SqliteStore implements ObjectStore {
           .run(m.version, m.name, new Date().toISOString());
       })();
     }
+  }
+
+  /** A prepared statement for dynamic SQL (list pages, feed reads), prepared once per text. */
+  private prepared<R>(sql: string): Database.Statement<unknown[], R> {
+    let stmt = this.cache.get(sql);
+    if (!stmt) {
+      stmt = this.db.prepare<unknown[], unknown>(sql);
+      this.cache.set(sql, stmt);
+    }
+    return stmt as Database.Statement<unknown[], R>;
   }
 
   private nowIso(): string {
@@ -124,7 +137,7 @@ export class SqliteStore implements ObjectStore {
   private loadSync(type: TypeKey, namespace: string, name: string): ApiObject {
     const row = this.stmts.get.get(type, namespace, name);
     if (!row) throw new NotFoundError(`${type.split('.')[0]} "${name}" not found`, { code: 'NotFound' });
-    return JSON.parse(row.data) as ApiObject;
+    return parseStoredJson(row.data);
   }
 
   private writeOutcome(type: TypeKey, rev: number, object: ApiObject, removed: boolean): ApiObject | undefined {
@@ -164,7 +177,7 @@ export class SqliteStore implements ObjectStore {
     const out = prepareDelete(stored, options, rev, this.nowIso());
     if (out === 'unchanged') {
       // give the revision back: nothing was written
-      this.db.prepare(`UPDATE meta SET value = value - 1 WHERE key = 'revision'`).run();
+      this.stmts.giveBackRev.run();
       return stored;
     }
     return this.writeOutcome(type, rev, out.object, out.removed);
@@ -188,12 +201,12 @@ export class SqliteStore implements ObjectStore {
 
   async get<T extends ApiObject>(type: TypeKey, namespace: string, name: string): Promise<T | undefined> {
     const row = this.stmts.get.get(type, namespace, name);
-    return row ? (JSON.parse(row.data) as T) : undefined;
+    return row ? parseStoredJson<T>(row.data) : undefined;
   }
 
   async getByUid<T extends ApiObject>(type: TypeKey, uid: string): Promise<T | undefined> {
     const row = this.stmts.getUid.get(type, uid);
-    return row ? (JSON.parse(row.data) as T) : undefined;
+    return row ? parseStoredJson<T>(row.data) : undefined;
   }
 
   async list<T extends ApiObject>(type: TypeKey, options: ListOptions = {}): Promise<ListResult<T>> {
@@ -217,7 +230,7 @@ export class SqliteStore implements ObjectStore {
         where.push(desc ? 'seq < ?' : 'seq > ?');
         params.push(cursor);
       }
-      const limit = options.limit;
+      const limit = options.limit !== undefined && options.limit > 0 ? options.limit : undefined;
       const filter = options.labelSelector && options.labelSelector.length > 0 ? options.labelSelector : undefined;
       const batch = limit !== undefined && !filter ? limit : 500;
       const order = desc ? 'DESC' : 'ASC';
@@ -227,14 +240,12 @@ export class SqliteStore implements ObjectStore {
       for (;;) {
         const w = scanned === undefined ? where : [...where, after];
         const p = scanned === undefined ? params : [...params, scanned];
-        const rows = this.db
-          .prepare<(string | number)[], ObjectRow>(
-            `SELECT seq, data FROM objects WHERE ${w.join(' AND ')} ORDER BY seq ${order} LIMIT ${batch}`,
-          )
-          .all(...p);
+        const rows = this.prepared<ObjectRow>(
+          `SELECT seq, data FROM objects WHERE ${w.join(' AND ')} ORDER BY seq ${order} LIMIT ${batch}`,
+        ).all(...p);
         for (const row of rows) {
           scanned = row.seq;
-          const obj = JSON.parse(row.data) as T;
+          const obj = parseStoredJson<T>(row.data);
           if (filter && !matchesSelector(obj.metadata.labels, filter)) continue;
           items.push(obj);
           if (limit !== undefined && items.length >= limit) break;
@@ -243,11 +254,9 @@ export class SqliteStore implements ObjectStore {
       }
       const result: ListResult<T> = { items, resourceVersion };
       if (limit !== undefined && items.length >= limit && scanned !== undefined) {
-        const more = this.db
-          .prepare<(string | number)[], { seq: number }>(
-            `SELECT seq FROM objects WHERE ${[...where, after].join(' AND ')} LIMIT 1`,
-          )
-          .get(...params, scanned);
+        const more = this.prepared<{ seq: number }>(
+          `SELECT seq FROM objects WHERE ${[...where, after].join(' AND ')} LIMIT 1`,
+        ).get(...params, scanned);
         if (more) result.continue = encodeContinue(scanned);
       }
       return result;
@@ -293,19 +302,22 @@ export class SqliteStore implements ObjectStore {
   }
 
   async changes(afterRevision: number, options: { types?: TypeKey[]; limit?: number } = {}): Promise<WatchEvent[]> {
-    const compacted = this.stmts.compacted.get()!.value;
-    if (afterRevision < compacted) {
-      throw new ConflictError(`revision ${afterRevision} has been compacted (oldest kept: ${compacted})`, { code: 'Expired' });
-    }
-    const limit = options.limit ?? 1000;
+    const limit = Math.max(1, Math.trunc(options.limit ?? 1000));
     const types = options.types;
     const where = types && types.length > 0 ? `AND type IN (${types.map(() => '?').join(',')})` : '';
-    const rows = this.db
-      .prepare<(string | number)[], { revision: number; event: WatchEvent['type']; data: string }>(
-        `SELECT revision, event, data FROM feed WHERE revision > ? ${where} ORDER BY revision LIMIT ${limit}`,
-      )
-      .all(afterRevision, ...(types ?? []));
-    return rows.map((r) => ({ revision: r.revision, type: r.event, object: JSON.parse(r.data) as ApiObject }));
+    const stmt = this.prepared<{ revision: number; event: string; data: string }>(
+      `SELECT revision, event, data FROM feed WHERE revision > ? ${where} ORDER BY revision LIMIT ${limit}`,
+    );
+    // One read transaction: another process compacting between the check and the read must not
+    // leave a silent gap.
+    const rows = this.db.transaction(() => {
+      const compacted = this.stmts.compacted.get()!.value;
+      if (afterRevision < compacted) {
+        throw new ConflictError(`revision ${afterRevision} has been compacted (oldest kept: ${compacted})`, { code: 'Expired' });
+      }
+      return stmt.all(afterRevision, ...(types ?? []));
+    })();
+    return rows.map((r) => ({ revision: r.revision, type: parseEventType(r.event), object: parseStoredJson(r.data) }));
   }
 
   onChange(listener: () => void): () => void {
@@ -342,6 +354,15 @@ export class SqliteStore implements ObjectStore {
       .prepare<[string, number], { holder: string }>('SELECT holder FROM leases WHERE name = ? AND expires_ms > ?')
       .get(name, nowMs);
     return row?.holder;
+  }
+
+  async listLeases(prefix: string, nowMs: number): Promise<LeaseInfo[]> {
+    const rows = this.db
+      .prepare<[number, string, number], { name: string; holder: string; expires_ms: number }>(
+        `SELECT name, holder, expires_ms FROM leases WHERE substr(name, 1, ?) = ? AND expires_ms > ? ORDER BY name`,
+      )
+      .all(prefix.length, prefix, nowMs);
+    return rows.map((r) => ({ name: r.name, holder: r.holder, expiresMs: r.expires_ms }));
   }
 
   async close(): Promise<void> {
