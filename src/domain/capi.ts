@@ -632,3 +632,19 @@ export function kubeMinor(version: string | undefined): number | undefined {
   const m = /^v?(\d+)\.(\d+)/.exec(version ?? '');
   return m ? Number(m[2]) : undefined;
 }
+
+/**
+ * The kubeadm bootstrap token (`<id>.<secret>`) a join's cloud-init carries in its
+ * JoinConfiguration (`discovery.bootstrapToken.token`), or undefined (`kubeadm init` needs none).
+ * The workload emulator uses it to decide whether a booted machine can join its cluster.
+ */
+export function bootstrapTokenOf(cloudInit: string): string | undefined {
+  return /\btoken:\s*['"]?([a-z0-9]{6}\.[a-z0-9]{16})['"]?/.exec(cloudInit)?.[1];
+}
+
+/** Which kubeadm command a bootstrap cloud-init runs. */
+export function bootstrapCommandOf(cloudInit: string): 'init' | 'join' | undefined {
+  if (/\bkubeadm init\b/.test(cloudInit)) return 'init';
+  if (/\bkubeadm join\b/.test(cloudInit)) return 'join';
+  return undefined;
+}
