@@ -1,0 +1,15 @@
+/**
+ * The workload side of Magnetar: per-cluster PKI, clients of workload clusters' Kubernetes
+ * APIs, and (for the embedded cloud) the emulation of what kubeadm would have produced on
+ * the cluster's servers.
+ */
+export {
+  StorePki,
+  type StorePkiOptions,
+  type KubeadmMaterial,
+  type ClientTlsOptions,
+  type ServerTlsMaterial,
+} from './pki/store-pki.ts';
+export { loadOrCreateKey, KEY_FILE } from './pki/encryption.ts';
+export { renderKubeconfig, type KubeconfigParams } from './pki/kubeconfig.ts';
+export { CLUSTER_NAME_LABEL, CLUSTER_SECRET_TYPE, caSecretName, type CaPurpose } from './pki/ca-secrets.ts';
