@@ -163,79 +163,79 @@ export const CapiReasons = {
 } as const;
 
 /** A v1beta2 reference to an object in the same namespace. */
-export interface ObjectReference {
+export type ObjectReference = {
   apiGroup: string;
   kind: string;
   name: string;
-}
+};
 
 /** Typed conditions-bearing status. */
-export interface WithConditions {
+export type WithConditions = {
   conditions?: Condition[];
   observedGeneration?: number;
-}
+};
 
 // ---------------------------------------------------------------- Cluster
 
-export interface ClusterNetwork {
+export type ClusterNetwork = {
   pods?: { cidrBlocks: string[] };
   services?: { cidrBlocks: string[] };
   /** @default cluster.local */
   serviceDomain?: string;
   /** @default 6443 */
   apiServerPort?: number;
-}
+};
 
-export interface ApiEndpoint {
+export type ApiEndpoint = {
   host: string;
   port: number;
-}
+};
 
-export interface CapiClusterSpec {
+export type CapiClusterSpec = {
   clusterNetwork?: ClusterNetwork;
   controlPlaneEndpoint?: ApiEndpoint;
   controlPlaneRef?: ObjectReference;
   infrastructureRef?: ObjectReference;
   paused?: boolean;
   availabilityGates?: { conditionType: string }[];
-}
+};
 
-export interface FailureDomain {
+export type FailureDomain = {
   name: string;
   controlPlane?: boolean;
   attributes?: Record<string, string>;
-}
+};
 
 export type ClusterPhase = 'Pending' | 'Provisioning' | 'Provisioned' | 'Deleting' | 'Failed' | 'Unknown';
 
-export interface ReplicaCounts {
+export type ReplicaCounts = {
   desiredReplicas?: number;
   replicas?: number;
   readyReplicas?: number;
   availableReplicas?: number;
   upToDateReplicas?: number;
-}
+};
 
-export interface CapiClusterStatus extends WithConditions {
+export type CapiClusterStatus = WithConditions & {
   phase?: ClusterPhase;
   initialization?: { infrastructureProvisioned?: boolean; controlPlaneInitialized?: boolean };
   controlPlane?: ReplicaCounts;
   workers?: ReplicaCounts;
   failureDomains?: FailureDomain[];
-}
+};
 export type CapiClusterObject = ApiObject<CapiClusterSpec, CapiClusterStatus>;
 
 // ---------------------------------------------------------------- Machine
 
-export interface MachineDeletionSpec {
+export type MachineDeletionSpec = {
   /** 0 or unset: no timeout. */
   nodeDrainTimeoutSeconds?: number;
   nodeVolumeDetachTimeoutSeconds?: number;
   /** @default 10 */
   nodeDeletionTimeoutSeconds?: number;
-}
+};
 
-export interface MachineSpec {
+export type MachineSpec = {
   clusterName: string;
   bootstrap: { configRef?: ObjectReference; dataSecretName?: string };
   infrastructureRef: ObjectReference;
@@ -245,7 +245,7 @@ export interface MachineSpec {
   failureDomain?: string;
   minReadySeconds?: number;
   deletion?: MachineDeletionSpec;
-}
+};
 
 export type MachinePhase =
   | 'Pending'
@@ -258,12 +258,12 @@ export type MachinePhase =
   | 'Failed'
   | 'Unknown';
 
-export interface MachineAddress {
+export type MachineAddress = {
   type: 'Hostname' | 'ExternalIP' | 'InternalIP' | 'ExternalDNS' | 'InternalDNS';
   address: string;
-}
+};
 
-export interface MachineStatus extends WithConditions {
+export type MachineStatus = WithConditions & {
   phase?: MachinePhase;
   initialization?: { infrastructureProvisioned?: boolean; bootstrapDataSecretCreated?: boolean };
   nodeRef?: { name: string };
@@ -273,40 +273,41 @@ export interface MachineStatus extends WithConditions {
   deletion?: { nodeDrainStartTime?: string; waitForNodeVolumeDetachStartTime?: string };
   /** Magnetar: when the node was first seen Ready (drives `Available` after minReadySeconds). */
   nodeReadySince?: string;
-}
+};
 export type MachineObject = ApiObject<MachineSpec, MachineStatus>;
 
 /** A Machine template as embedded in MachineSets and MachineDeployments. */
-export interface MachineTemplateSpec {
+export type MachineTemplateSpec = {
   metadata?: { labels?: Record<string, string>; annotations?: Record<string, string> };
   spec: Omit<MachineSpec, 'providerID'>;
-}
+};
 
 // ---------------------------------------------------------------- MachineSet / MachineDeployment
 
 export type DeletionOrder = 'Random' | 'Newest' | 'Oldest';
 
-export interface MachineSetSpec {
+export type MachineSetSpec = {
   clusterName: string;
   replicas?: number;
   selector: SelectorSpec;
   template: MachineTemplateSpec;
   deletion?: { order?: DeletionOrder };
-}
+};
 
-export interface MachineSetStatus extends WithConditions, ReplicaCounts {
-  selector?: string;
-}
+export type MachineSetStatus = WithConditions &
+  ReplicaCounts & {
+    selector?: string;
+  };
 export type MachineSetObject = ApiObject<MachineSetSpec, MachineSetStatus>;
 
-export interface RollingUpdate {
+export type RollingUpdate = {
   /** Integer or percentage. @default 1 */
   maxSurge?: number | string;
   /** Integer or percentage. @default 0 */
   maxUnavailable?: number | string;
-}
+};
 
-export interface MachineDeploymentSpec {
+export type MachineDeploymentSpec = {
   clusterName: string;
   /** @default 1 */
   replicas?: number;
@@ -318,25 +319,26 @@ export interface MachineDeploymentSpec {
   };
   deletion?: { order?: DeletionOrder };
   paused?: boolean;
-}
+};
 
 export type MachineDeploymentPhase = 'ScalingUp' | 'ScalingDown' | 'Running' | 'Failed' | 'Unknown';
 
-export interface MachineDeploymentStatus extends WithConditions, ReplicaCounts {
-  phase?: MachineDeploymentPhase;
-  selector?: string;
-}
+export type MachineDeploymentStatus = WithConditions &
+  ReplicaCounts & {
+    phase?: MachineDeploymentPhase;
+    selector?: string;
+  };
 export type MachineDeploymentObject = ApiObject<MachineDeploymentSpec, MachineDeploymentStatus>;
 
 // ---------------------------------------------------------------- MachineHealthCheck
 
-export interface UnhealthyNodeCondition {
+export type UnhealthyNodeCondition = {
   type: string;
   status: 'True' | 'False' | 'Unknown';
   timeoutSeconds: number;
-}
+};
 
-export interface MachineHealthCheckSpec {
+export type MachineHealthCheckSpec = {
   clusterName: string;
   selector: SelectorSpec;
   checks?: {
@@ -353,27 +355,27 @@ export interface MachineHealthCheckSpec {
       unhealthyInRange?: string;
     };
   };
-}
+};
 
-export interface MachineHealthCheckStatus extends WithConditions {
+export type MachineHealthCheckStatus = WithConditions & {
   expectedMachines?: number;
   currentHealthy?: number;
   remediationsAllowed?: number;
   targets?: string[];
-}
+};
 export type MachineHealthCheckObject = ApiObject<MachineHealthCheckSpec, MachineHealthCheckStatus>;
 
 // ---------------------------------------------------------------- Kubeadm bootstrap
 
-export interface KubeadmFile {
+export type KubeadmFile = {
   path: string;
   content: string;
   owner?: string;
   permissions?: string;
   encoding?: 'base64' | 'gzip' | 'gzip+base64';
-}
+};
 
-export interface KubeadmConfigSpec {
+export type KubeadmConfigSpec = {
   clusterConfiguration?: {
     kubernetesVersion?: string;
     controlPlaneEndpoint?: string;
@@ -396,32 +398,32 @@ export interface KubeadmConfigSpec {
   ntp?: { servers?: string[]; enabled?: boolean };
   /** @default cloud-config */
   format?: 'cloud-config' | 'ignition';
-}
+};
 
-export interface NodeRegistration {
+export type NodeRegistration = {
   name?: string;
   kubeletExtraArgs?: { name: string; value: string }[];
   taints?: { key: string; value?: string; effect: string }[];
-}
+};
 
-export interface KubeadmConfigStatus extends WithConditions {
+export type KubeadmConfigStatus = WithConditions & {
   initialization?: { dataSecretCreated?: boolean };
   dataSecretName?: string;
   /** Magnetar: the bootstrap token id embedded in the data (for refresh and cleanup). */
   bootstrapTokenId?: string;
   /** Magnetar: when the token expires (ISO). */
   bootstrapTokenExpires?: string;
-}
+};
 export type KubeadmConfigObject = ApiObject<KubeadmConfigSpec, KubeadmConfigStatus>;
 
-export interface KubeadmConfigTemplateSpec {
+export type KubeadmConfigTemplateSpec = {
   template: { spec: KubeadmConfigSpec };
-}
+};
 export type KubeadmConfigTemplateObject = ApiObject<KubeadmConfigTemplateSpec, Record<string, never>>;
 
 // ---------------------------------------------------------------- KubeadmControlPlane
 
-export interface KubeadmControlPlaneSpec {
+export type KubeadmControlPlaneSpec = {
   /** Odd. @default 1 */
   replicas?: number;
   version: string;
@@ -435,25 +437,26 @@ export interface KubeadmControlPlaneSpec {
     strategy?: { type?: 'RollingUpdate'; rollingUpdate?: { maxSurge?: number } };
   };
   remediation?: { maxRetry?: number; retryPeriodSeconds?: number; minHealthyPeriodSeconds?: number };
-}
+};
 
-export interface KubeadmControlPlaneStatus extends WithConditions, ReplicaCounts {
-  initialization?: { controlPlaneInitialized?: boolean };
-  version?: string;
-  selector?: string;
-  lastRemediation?: { machine: string; time: string; retryCount: number };
-}
+export type KubeadmControlPlaneStatus = WithConditions &
+  ReplicaCounts & {
+    initialization?: { controlPlaneInitialized?: boolean };
+    version?: string;
+    selector?: string;
+    lastRemediation?: { machine: string; time: string; retryCount: number };
+  };
 export type KubeadmControlPlaneObject = ApiObject<KubeadmControlPlaneSpec, KubeadmControlPlaneStatus>;
 
 // ---------------------------------------------------------------- OpenStack provider (CAPO v1beta1)
 
 /** A resource by id or by name filter. */
-export interface IdOrFilter {
+export type IdOrFilter = {
   id?: string;
   filter?: { name?: string; tags?: string[] };
-}
+};
 
-export interface OpenStackClusterSpec {
+export type OpenStackClusterSpec = {
   identityRef?: { type?: 'Secret' | 'ClusterIdentity'; name: string; cloudName?: string; region?: string };
   managedSubnets?: { cidr: string; dnsNameservers?: string[] }[];
   /** Existing network to use instead of a managed one. */
@@ -476,9 +479,9 @@ export interface OpenStackClusterSpec {
   controlPlaneAvailabilityZones?: string[];
   tags?: string[];
   controlPlaneEndpoint?: ApiEndpoint;
-}
+};
 
-export interface OpenStackLoadBalancerStatus {
+export type OpenStackLoadBalancerStatus = {
   name: string;
   id: string;
   /** Floating IP (or VIP when no floating IP). */
@@ -493,9 +496,9 @@ export interface OpenStackLoadBalancerStatus {
   floatingIPID?: string;
   allowedCIDRs?: string[];
   tags?: string[];
-}
+};
 
-export interface OpenStackClusterStatus extends WithConditions {
+export type OpenStackClusterStatus = WithConditions & {
   /** v1beta1 readiness. */
   ready?: boolean;
   initialization?: { provisioned?: boolean };
@@ -511,10 +514,10 @@ export interface OpenStackClusterStatus extends WithConditions {
   failureDomains?: FailureDomain[];
   controlPlaneSecurityGroup?: { id: string; name: string };
   workerSecurityGroup?: { id: string; name: string };
-}
+};
 export type OpenStackClusterObject = ApiObject<OpenStackClusterSpec, OpenStackClusterStatus>;
 
-export interface OpenStackMachineSpec {
+export type OpenStackMachineSpec = {
   providerID?: string;
   /** Flavor name. */
   flavor?: string;
@@ -527,12 +530,12 @@ export interface OpenStackMachineSpec {
   serverMetadata?: { key: string; value: string }[];
   configDrive?: boolean;
   rootVolume?: { sizeGiB: number; type?: string; availabilityZone?: string };
-}
+};
 
 /** Nova server status: BUILD, ACTIVE, ERROR, STOPPED, SHUTOFF, DELETED, SOFT_DELETED, … */
 export type InstanceState = string;
 
-export interface OpenStackMachineStatus extends WithConditions {
+export type OpenStackMachineStatus = WithConditions & {
   ready?: boolean;
   initialization?: { provisioned?: boolean };
   instanceID?: string;
@@ -549,12 +552,12 @@ export interface OpenStackMachineStatus extends WithConditions {
   };
   /** Resources created for this machine, recorded as soon as they exist. */
   resources?: { ports?: { id: string }[]; volumeID?: string; loadBalancerMemberID?: string };
-}
+};
 export type OpenStackMachineObject = ApiObject<OpenStackMachineSpec, OpenStackMachineStatus>;
 
-export interface OpenStackMachineTemplateSpec {
+export type OpenStackMachineTemplateSpec = {
   template: { spec: OpenStackMachineSpec };
-}
+};
 export type OpenStackMachineTemplateObject = ApiObject<OpenStackMachineTemplateSpec, Record<string, never>>;
 
 // ---------------------------------------------------------------- Secret (core group)
@@ -563,10 +566,10 @@ export type OpenStackMachineTemplateObject = ApiObject<OpenStackMachineTemplateS
  * A Secret as stored: Kubernetes' `type` and `data` (base64 values) live under `spec`.
  * Bootstrap data Secrets hold cloud-init in `data.value`; their type is `cluster.x-k8s.io/secret`.
  */
-export interface SecretSpec {
+export type SecretSpec = {
   type?: string;
   data?: Record<string, string>;
-}
+};
 export type SecretObject = ApiObject<SecretSpec, Record<string, never>>;
 
 /** Type of Secrets Cluster API writes. */
