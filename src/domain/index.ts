@@ -11,3 +11,4 @@ export * from './pki.ts';
 export * from './capi.ts';
 export * from './capi-schemas.ts';
 export * from './policy.ts';
+export * from './kube/index.ts';
