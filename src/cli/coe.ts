@@ -60,7 +60,7 @@ function packageVersion(): string {
 /** Build the command tree for one run. */
 export function coeProgram(ctx: CoeContext): Command {
   const program = new Command('coe')
-    .description('Manage Kubernetes clusters on Magnetar (and any Magnum API), like `openstack coe`.')
+    .description('Kubernetes clusters on Magnetar or any Magnum API: the commands of `openstack coe`.')
     .version(`coe ${packageVersion()}`, '--version', 'print the version and exit')
     .exitOverride()
     .configureOutput({
@@ -100,7 +100,8 @@ function usageLine(err: CommanderError, where: string): string {
   const text = err.message
     .replace(/^error: /, '')
     .replace(/\n\(Did you mean (.*)\?\)/, ' (did you mean $1?)')
-    .replace(/\s*\n\s*/g, ' ');
+    .replace(/\s*\n\s*/g, ' ')
+    .replace(/\.$/, '');
   return `coe: ${text}; see '${where} --help'\n`;
 }
 

@@ -1,4 +1,4 @@
-import type { Command } from 'commander';
+import { Option, type Command } from 'commander';
 
 /**
  * The `openstack` client's global connection options. Each one sets the `OS_*` environment
@@ -49,8 +49,9 @@ export const GLOBAL_OPTIONS: readonly GlobalOption[] = [
 
 /** Add the connection options to the root command. */
 export function addGlobalOptions(program: Command): Command {
-  for (const o of GLOBAL_OPTIONS) program.option(o.flag, o.help);
-  program.option('--insecure', 'do not verify TLS certificates of the servers (env: OS_INSECURE)');
+  const group = 'Connection options (as in the openstack client):';
+  for (const o of GLOBAL_OPTIONS) program.addOption(new Option(o.flag, o.help).helpGroup(group));
+  program.addOption(new Option('--insecure', 'do not verify TLS certificates of the servers (env: OS_INSECURE)').helpGroup(group));
   return program;
 }
 
