@@ -52,7 +52,7 @@ export interface Observed {
 }
 
 /** The action whose completion is awaited. */
-export type AwaitedAction = 'CREATE' | 'UPDATE' | 'DELETE' | 'ANY';
+export type AwaitedAction = 'CREATE' | 'UPDATE' | 'DELETE';
 
 /** One thing to wait for. */
 export interface WaitTarget {
@@ -63,23 +63,27 @@ export interface WaitTarget {
   observe(): Promise<Observed | null>;
 }
 
+/**
+ * Polls that must keep showing the `*_COMPLETE` of another action before it counts as final:
+ * a server that starts the operation asynchronously still shows the old status for a moment,
+ * while a request that changed nothing never leaves it.
+ */
+export const STALE_POLLS = 3;
+
 type Verdict = { done: false } | { done: true; ok: boolean; text: string };
 
-function judge(action: AwaitedAction, seen: Observed | null): Verdict {
+function judge(action: AwaitedAction, seen: Observed | null, staleCount: number): Verdict {
   if (seen === null) {
-    return action === 'DELETE' || action === 'ANY'
-      ? { done: true, ok: true, text: 'deleted' }
-      : { done: true, ok: false, text: 'disappeared' };
+    return action === 'DELETE' ? { done: true, ok: true, text: 'deleted' } : { done: true, ok: false, text: 'disappeared' };
   }
   const { status } = seen;
   if (status.endsWith('_FAILED')) return { done: true, ok: false, text: status };
   if (action === 'DELETE') return status === 'DELETE_COMPLETE' ? { done: true, ok: true, text: 'deleted' } : { done: false };
-  if (status.endsWith('_IN_PROGRESS')) return { done: false };
-  // A *_COMPLETE of another action is the state before our request took effect: keep polling.
-  if (action === 'ANY' || status.startsWith(`${action}_`) || (action === 'UPDATE' && status.startsWith('ROLLBACK_'))) {
+  if (!status.endsWith('_COMPLETE')) return { done: false };
+  if (status.startsWith(`${action}_`) || (action === 'UPDATE' && status.startsWith('ROLLBACK_'))) {
     return { done: true, ok: true, text: status };
   }
-  return { done: false };
+  return staleCount >= STALE_POLLS ? { done: true, ok: true, text: `${status} (unchanged)` } : { done: false };
 }
 
 /** `1m05s`, `2h03m`, `42s`. */
@@ -107,6 +111,7 @@ export async function waitFor(ctx: CoeContext, target: WaitTarget, options: Wait
   const tty = ctx.stderr.isTTY === true;
   let last: Observed | null | undefined;
   let transient = false;
+  let staleCount = 0;
   const clearLine = () => {
     if (tty && transient) ctx.stderr.write('\r\x1b[K');
     transient = false;
@@ -135,7 +140,8 @@ export async function waitFor(ctx: CoeContext, target: WaitTarget, options: Wait
       warn(ctx, `[${formatElapsed(elapsed)}] ${target.label}: ${seen.status}${seen.reason ? ` - ${seen.reason}` : ''}`);
     }
     last = seen;
-    const verdict = judge(target.action, seen);
+    staleCount = seen?.status.endsWith('_COMPLETE') && !seen.status.startsWith(`${target.action}_`) ? staleCount + 1 : 0;
+    const verdict = judge(target.action, seen, staleCount);
     if (verdict.done) {
       clearLine();
       const after = formatElapsed(ctx.clock.now() - start);

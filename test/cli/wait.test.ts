@@ -84,6 +84,17 @@ test('an update does not stop at the CREATE_COMPLETE seen before the request too
   assert.equal(target.calls, 3);
 });
 
+test('an update that changed nothing ends after a few polls instead of waiting for the time limit', async () => {
+  const clock = new ManualClock();
+  const { ctx, err } = context(clock);
+  const target = scripted('UPDATE', [{ status: 'CREATE_COMPLETE', reason: null }]);
+  const done = waitFor(ctx, target, { pollInterval: 5 });
+  for (let i = 0; i < 2; i++) await clock.advance(5000);
+  await done;
+  assert.equal(target.calls, 3);
+  assert.match(err(), /cluster prod: CREATE_COMPLETE \(unchanged\) after 10s/);
+});
+
 test('a delete is done when the object is gone', async () => {
   const clock = new ManualClock();
   const { ctx, err } = context(clock);

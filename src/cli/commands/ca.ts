@@ -50,6 +50,6 @@ export function registerCaCommands(program: Command, ctx: CoeContext): void {
     const c = await client.getCluster(ident);
     await client.rotateCa(c.uuid);
     ctx.stdout.write(`Request to rotate the CA certificate for cluster ${c.uuid} has been accepted.\n`);
-    if (o.wait) await waitFor(ctx, clusterTarget(client, c.uuid, 'ANY', ident), o);
+    if (o.wait) await waitFor(ctx, clusterTarget(client, c.uuid, 'UPDATE', ident), o);
   });
 }
