@@ -57,6 +57,7 @@ test('asynchronous commands offer --wait, and delete help says failures exit non
     assert.match((await coe([...c.split(' '), '--help'])).stdout, /--wait/, c);
   }
   assert.match((await coe(['cluster', 'template', 'delete', '--help'])).stdout, /exits 1 if any delete fails/);
+  assert.match((await coe(['help', 'quotas'])).stdout, /failures exit 1, unlike the openstack client/);
 });
 
 test('no arguments prints the help on stderr and exits 2', async () => {

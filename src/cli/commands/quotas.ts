@@ -38,7 +38,7 @@ async function quotaCall(what: (err: string) => string, run: () => Promise<void>
 
 /** `coe quotas ...` (exit 1 on failure, unlike the openstack client) */
 export function registerQuotaCommands(program: Command, ctx: CoeContext): void {
-  const quotas = program.command('quotas').description('manage per-project quotas (admin)');
+  const quotas = program.command('quotas').description('manage per-project quotas (admin); failures exit 1, unlike the openstack client');
 
   addOutputOptions(hardLimitOption(quotaIdentOptions(quotas.command('create').description('create a quota')))).action(
     async (o: QuotaOptions) => {
