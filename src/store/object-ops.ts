@@ -1,7 +1,7 @@
 import { randomUUID, randomBytes } from 'node:crypto';
 import { ConflictError, InputError } from '../domain/index.ts';
 import type { ApiObject, NewObject } from '../domain/index.ts';
-import type { DeleteOptions } from './types.ts';
+import type { AnyObject, DeleteOptions } from './types.ts';
 
 /**
  * Engine-independent rules of the object store: what create/update/delete do to an
@@ -19,7 +19,7 @@ export function randomSuffix(): string {
 }
 
 /** Build the stored form of a new object at `revision`. */
-export function prepareCreate(input: NewObject, revision: number, now: string): ApiObject {
+export function prepareCreate(input: NewObject<unknown, unknown>, revision: number, now: string): ApiObject {
   const m = input.metadata;
   const name = m.name && m.name !== '' ? m.name : m.generateName ? m.generateName + randomSuffix() : '';
   if (name === '') throw new InputError('metadata.name or metadata.generateName is required', { code: 'Invalid' });
@@ -38,12 +38,12 @@ export function prepareCreate(input: NewObject, revision: number, now: string): 
       ownerReferences: [...(m.ownerReferences ?? [])],
       finalizers: [...(m.finalizers ?? [])],
     },
-    spec: input.spec ?? {},
-    status: input.status ?? {},
+    spec: (input.spec ?? {}) as ApiObject['spec'],
+    status: (input.status ?? {}) as ApiObject['status'],
   };
 }
 
-function checkVersion(stored: ApiObject, incoming: ApiObject): void {
+function checkVersion(stored: ApiObject, incoming: AnyObject): void {
   if (incoming.metadata.uid && incoming.metadata.uid !== stored.metadata.uid) {
     throw new ConflictError(
       `the object ${stored.metadata.namespace}/${stored.metadata.name} has been replaced (uid ${stored.metadata.uid}); read it again`,
@@ -76,7 +76,7 @@ export interface WriteOutcome {
 }
 
 /** Apply an update of metadata + spec. Status is kept from the stored object. */
-export function prepareUpdate(stored: ApiObject, incoming: ApiObject, revision: number): WriteOutcome {
+export function prepareUpdate(stored: ApiObject, incoming: AnyObject, revision: number): WriteOutcome {
   checkVersion(stored, incoming);
   const specChanged = canonical(stored.spec) !== canonical(incoming.spec);
   const im = incoming.metadata;
@@ -92,7 +92,7 @@ export function prepareUpdate(stored: ApiObject, incoming: ApiObject, revision: 
       resourceVersion: String(revision),
       generation: stored.metadata.generation + (specChanged ? 1 : 0),
     },
-    spec: incoming.spec,
+    spec: incoming.spec as ApiObject['spec'],
     status: stored.status,
   };
   const removed = object.metadata.deletionTimestamp !== undefined && object.metadata.finalizers.length === 0;
@@ -100,12 +100,12 @@ export function prepareUpdate(stored: ApiObject, incoming: ApiObject, revision: 
 }
 
 /** Apply a status-only update. */
-export function prepareUpdateStatus(stored: ApiObject, incoming: ApiObject, revision: number): ApiObject {
+export function prepareUpdateStatus(stored: ApiObject, incoming: AnyObject, revision: number): ApiObject {
   checkVersion(stored, incoming);
   return {
     ...stored,
     metadata: { ...stored.metadata, resourceVersion: String(revision) },
-    status: incoming.status ?? {},
+    status: (incoming.status ?? {}) as ApiObject['status'],
   };
 }
 

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import type { ApiObject } from '../domain/index.ts';
-import type { WatchEvent } from './types.ts';
+import type { AnyObject, WatchEvent } from './types.ts';
 
 /**
  * What the engines read back from their tables is checked before it is handed out as an
@@ -29,12 +29,12 @@ const StoredObjectSchema = z.looseObject({
 const EventTypeSchema = z.enum(['ADDED', 'MODIFIED', 'DELETED']);
 
 /** Validate a stored object (already JSON-decoded). */
-export function parseStoredObject<T extends ApiObject = ApiObject>(value: unknown): T {
+export function parseStoredObject<T extends AnyObject = ApiObject>(value: unknown): T {
   return StoredObjectSchema.parse(value) as unknown as T;
 }
 
 /** Validate a stored object kept as JSON text. */
-export function parseStoredJson<T extends ApiObject = ApiObject>(text: string): T {
+export function parseStoredJson<T extends AnyObject = ApiObject>(text: string): T {
   return parseStoredObject<T>(JSON.parse(text));
 }
 

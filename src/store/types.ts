@@ -1,6 +1,12 @@
 import type { ApiObject, NewObject, TypeKey } from '../domain/index.ts';
 import type { LabelSelector } from '../domain/index.ts';
 
+/**
+ * Any stored object, whatever its spec and status types: the bound of the store's generic
+ * methods, so that domain objects declared with interfaces (no index signature) fit.
+ */
+export type AnyObject = ApiObject<unknown, unknown>;
+
 /** Options of {@link ObjectStore.list}. */
 export interface ListOptions {
   /** Only objects of this namespace (project). All namespaces when absent. */
@@ -18,7 +24,7 @@ export interface ListOptions {
 }
 
 /** One page of a list. */
-export interface ListResult<T extends ApiObject = ApiObject> {
+export interface ListResult<T extends AnyObject = ApiObject> {
   items: T[];
   /** The store revision the list was read at; a watch from here misses nothing. */
   resourceVersion: string;
@@ -27,7 +33,7 @@ export interface ListResult<T extends ApiObject = ApiObject> {
 }
 
 /** One entry of the revision feed. */
-export interface WatchEvent<T extends ApiObject = ApiObject> {
+export interface WatchEvent<T extends AnyObject = ApiObject> {
   /** Global, strictly increasing store revision of this change. */
   revision: number;
   type: 'ADDED' | 'MODIFIED' | 'DELETED';
@@ -55,9 +61,9 @@ export interface DeleteOptions {
 
 /** One write of an atomic batch ({@link ObjectStore.commit}). */
 export type WriteOp =
-  | { op: 'create'; object: NewObject }
-  | { op: 'update'; object: ApiObject }
-  | { op: 'updateStatus'; object: ApiObject }
+  | { op: 'create'; object: NewObject<unknown, unknown> }
+  | { op: 'update'; object: AnyObject }
+  | { op: 'updateStatus'; object: AnyObject }
   | { op: 'delete'; type: TypeKey; namespace: string; name: string; options?: DeleteOptions };
 
 /**
@@ -79,16 +85,16 @@ export type WriteOp =
 export interface ObjectStore {
   /** Which engine this is. */
   readonly engine: 'sqlite' | 'postgres';
-  create<T extends ApiObject>(object: NewObject<T['spec'], T['status']>): Promise<T>;
-  get<T extends ApiObject>(type: TypeKey, namespace: string, name: string): Promise<T | undefined>;
-  getByUid<T extends ApiObject>(type: TypeKey, uid: string): Promise<T | undefined>;
-  list<T extends ApiObject>(type: TypeKey, options?: ListOptions): Promise<ListResult<T>>;
+  create<T extends AnyObject = ApiObject>(object: NewObject<T['spec'], T['status']>): Promise<T>;
+  get<T extends AnyObject = ApiObject>(type: TypeKey, namespace: string, name: string): Promise<T | undefined>;
+  getByUid<T extends AnyObject = ApiObject>(type: TypeKey, uid: string): Promise<T | undefined>;
+  list<T extends AnyObject = ApiObject>(type: TypeKey, options?: ListOptions): Promise<ListResult<T>>;
   /** Number of objects of a type (in a namespace when given). */
   count(type: TypeKey, namespace?: string): Promise<number>;
-  update<T extends ApiObject>(object: T): Promise<T>;
-  updateStatus<T extends ApiObject>(object: T): Promise<T>;
+  update<T extends AnyObject = ApiObject>(object: T): Promise<T>;
+  updateStatus<T extends AnyObject = ApiObject>(object: T): Promise<T>;
   /** Returns the object with its deletionTimestamp when finalizers keep it, undefined when removed. */
-  delete<T extends ApiObject>(type: TypeKey, namespace: string, name: string, options?: DeleteOptions): Promise<T | undefined>;
+  delete<T extends AnyObject = ApiObject>(type: TypeKey, namespace: string, name: string, options?: DeleteOptions): Promise<T | undefined>;
   /** Apply several writes atomically: all or none. Returns the results in order. */
   commit(ops: WriteOp[]): Promise<(ApiObject | undefined)[]>;
 

@@ -12,7 +12,7 @@ import {
   prepareUpdateStatus,
 } from '../object-ops.ts';
 import { parseEventType, parseStoredJson, toSafeInteger } from '../row.ts';
-import type { DeleteOptions, LeaseInfo, ListOptions, ListResult, ObjectStore, WatchEvent, WriteOp } from '../types.ts';
+import type { AnyObject, DeleteOptions, LeaseInfo, ListOptions, ListResult, ObjectStore, WatchEvent, WriteOp } from '../types.ts';
 import { mapPgError } from './errors.ts';
 import { ChangeListener } from './listener.ts';
 import { migrate } from './migrate.ts';
@@ -202,10 +202,10 @@ export class PostgresStore implements ObjectStore {
     const rows = await this.q<{ data: string }>(db, this.sql.get, [type, namespace, name]);
     const row = rows[0];
     if (!row) throw new NotFoundError(`${type.split('.')[0]} "${name}" not found`, { code: 'NotFound' });
-    return parseStoredJson(row.data);
+    return parseStoredJson<ApiObject>(row.data);
   }
 
-  private async createIn(w: WriteTx, input: NewObject): Promise<ApiObject> {
+  private async createIn(w: WriteTx, input: NewObject<unknown, unknown>): Promise<ApiObject> {
     const type = typeOf(input);
     const rev = w.take();
     const obj = prepareCreate(input, rev, this.nowIso());
@@ -250,7 +250,7 @@ export class PostgresStore implements ObjectStore {
     return object;
   }
 
-  private async updateIn(w: WriteTx, incoming: ApiObject): Promise<ApiObject> {
+  private async updateIn(w: WriteTx, incoming: AnyObject): Promise<ApiObject> {
     const type = typeOf(incoming);
     const stored = await this.loadIn(w.client, type, incoming.metadata.namespace, incoming.metadata.name);
     const rev = w.take();
@@ -259,7 +259,7 @@ export class PostgresStore implements ObjectStore {
     return out.object;
   }
 
-  private async updateStatusIn(w: WriteTx, incoming: ApiObject): Promise<ApiObject> {
+  private async updateStatusIn(w: WriteTx, incoming: AnyObject): Promise<ApiObject> {
     const type = typeOf(incoming);
     const stored = await this.loadIn(w.client, type, incoming.metadata.namespace, incoming.metadata.name);
     const rev = w.take();
@@ -279,16 +279,16 @@ export class PostgresStore implements ObjectStore {
 
   // --- ObjectStore ---
 
-  create<T extends ApiObject>(object: NewObject<T['spec'], T['status']>): Promise<T> {
+  create<T extends AnyObject = ApiObject>(object: NewObject<T['spec'], T['status']>): Promise<T> {
     return this.write(async (w) => (await this.createIn(w, object as NewObject)) as T);
   }
 
-  async get<T extends ApiObject>(type: TypeKey, namespace: string, name: string): Promise<T | undefined> {
+  async get<T extends AnyObject = ApiObject>(type: TypeKey, namespace: string, name: string): Promise<T | undefined> {
     const rows = await this.q<{ data: string }>(this.pool, this.sql.get, [type, namespace, name]);
     return rows[0] ? parseStoredJson<T>(rows[0].data) : undefined;
   }
 
-  async getByUid<T extends ApiObject>(type: TypeKey, uid: string): Promise<T | undefined> {
+  async getByUid<T extends AnyObject = ApiObject>(type: TypeKey, uid: string): Promise<T | undefined> {
     const rows = await this.q<{ data: string }>(this.pool, this.sql.getUid, [uid, type]);
     return rows[0] ? parseStoredJson<T>(rows[0].data) : undefined;
   }
@@ -297,7 +297,7 @@ export class PostgresStore implements ObjectStore {
    * One statement per page: the revision, the marker lookup and the page are read in the same
    * snapshot, so `resourceVersion` is exactly the state the items show.
    */
-  async list<T extends ApiObject>(type: TypeKey, options: ListOptions = {}): Promise<ListResult<T>> {
+  async list<T extends AnyObject = ApiObject>(type: TypeKey, options: ListOptions = {}): Promise<ListResult<T>> {
     const s = this.s;
     const p = new Params();
     const desc = options.descending === true;
@@ -351,15 +351,15 @@ export class PostgresStore implements ObjectStore {
     return toSafeInteger(rows[0]?.n ?? 0);
   }
 
-  update<T extends ApiObject>(object: T): Promise<T> {
+  update<T extends AnyObject = ApiObject>(object: T): Promise<T> {
     return this.write(async (w) => (await this.updateIn(w, object)) as T);
   }
 
-  updateStatus<T extends ApiObject>(object: T): Promise<T> {
+  updateStatus<T extends AnyObject = ApiObject>(object: T): Promise<T> {
     return this.write(async (w) => (await this.updateStatusIn(w, object)) as T);
   }
 
-  delete<T extends ApiObject>(type: TypeKey, namespace: string, name: string, options?: DeleteOptions): Promise<T | undefined> {
+  delete<T extends AnyObject = ApiObject>(type: TypeKey, namespace: string, name: string, options?: DeleteOptions): Promise<T | undefined> {
     return this.write(async (w) => (await this.deleteIn(w, type, namespace, name, options)) as T | undefined);
   }
 

@@ -14,7 +14,7 @@ import {
   prepareUpdateStatus,
 } from '../object-ops.ts';
 import { parseEventType, parseStoredJson } from '../row.ts';
-import type { DeleteOptions, LeaseInfo, ListOptions, ListResult, ObjectStore, WatchEvent, WriteOp } from '../types.ts';
+import type { AnyObject, DeleteOptions, LeaseInfo, ListOptions, ListResult, ObjectStore, WatchEvent, WriteOp } from '../types.ts';
 import { sqliteMigrations } from './migrations.ts';
 
 /** Options of the SQLite engine. */
@@ -117,7 +117,7 @@ export class SqliteStore implements ObjectStore {
 
   // --- synchronous primitives, used inside transactions ---
 
-  private createSync(input: NewObject): ApiObject {
+  private createSync(input: NewObject<unknown, unknown>): ApiObject {
     const type = typeOf(input);
     const rev = this.nextRevision();
     const obj = prepareCreate(input, rev, this.nowIso());
@@ -153,7 +153,7 @@ export class SqliteStore implements ObjectStore {
     return object;
   }
 
-  private updateSync(incoming: ApiObject): ApiObject {
+  private updateSync(incoming: AnyObject): ApiObject {
     const type = typeOf(incoming);
     const stored = this.loadSync(type, incoming.metadata.namespace, incoming.metadata.name);
     const rev = this.nextRevision();
@@ -162,7 +162,7 @@ export class SqliteStore implements ObjectStore {
     return out.object;
   }
 
-  private updateStatusSync(incoming: ApiObject): ApiObject {
+  private updateStatusSync(incoming: AnyObject): ApiObject {
     const type = typeOf(incoming);
     const stored = this.loadSync(type, incoming.metadata.namespace, incoming.metadata.name);
     const rev = this.nextRevision();
@@ -195,21 +195,21 @@ export class SqliteStore implements ObjectStore {
 
   // --- ObjectStore ---
 
-  create<T extends ApiObject>(object: NewObject<T['spec'], T['status']>): Promise<T> {
+  create<T extends AnyObject = ApiObject>(object: NewObject<T['spec'], T['status']>): Promise<T> {
     return this.tx(() => this.createSync(object as NewObject) as T);
   }
 
-  async get<T extends ApiObject>(type: TypeKey, namespace: string, name: string): Promise<T | undefined> {
+  async get<T extends AnyObject = ApiObject>(type: TypeKey, namespace: string, name: string): Promise<T | undefined> {
     const row = this.stmts.get.get(type, namespace, name);
     return row ? parseStoredJson<T>(row.data) : undefined;
   }
 
-  async getByUid<T extends ApiObject>(type: TypeKey, uid: string): Promise<T | undefined> {
+  async getByUid<T extends AnyObject = ApiObject>(type: TypeKey, uid: string): Promise<T | undefined> {
     const row = this.stmts.getUid.get(type, uid);
     return row ? parseStoredJson<T>(row.data) : undefined;
   }
 
-  async list<T extends ApiObject>(type: TypeKey, options: ListOptions = {}): Promise<ListResult<T>> {
+  async list<T extends AnyObject = ApiObject>(type: TypeKey, options: ListOptions = {}): Promise<ListResult<T>> {
     const read = this.db.transaction(() => {
       const resourceVersion = String(this.stmts.curRev.get()!.value);
       const desc = options.descending === true;
@@ -268,15 +268,15 @@ export class SqliteStore implements ObjectStore {
     return namespace === undefined ? this.stmts.count.get(type)!.n : this.stmts.countNs.get(type, namespace)!.n;
   }
 
-  update<T extends ApiObject>(object: T): Promise<T> {
+  update<T extends AnyObject = ApiObject>(object: T): Promise<T> {
     return this.tx(() => this.updateSync(object) as T);
   }
 
-  updateStatus<T extends ApiObject>(object: T): Promise<T> {
+  updateStatus<T extends AnyObject = ApiObject>(object: T): Promise<T> {
     return this.tx(() => this.updateStatusSync(object) as T);
   }
 
-  delete<T extends ApiObject>(type: TypeKey, namespace: string, name: string, options?: DeleteOptions): Promise<T | undefined> {
+  delete<T extends AnyObject = ApiObject>(type: TypeKey, namespace: string, name: string, options?: DeleteOptions): Promise<T | undefined> {
     return this.tx(() => this.deleteSync(type, namespace, name, options) as T | undefined);
   }
 
