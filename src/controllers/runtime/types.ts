@@ -1,0 +1,91 @@
+import type { ApiObject, Clock, Logger, TypeKey } from '../../domain/index.ts';
+import type { ObjectStore } from '../../store/index.ts';
+
+/** The key a reconciler works on: one object of its primary kind. */
+export interface ObjectRef {
+  namespace: string;
+  name: string;
+}
+
+/** Everything a reconcile may use; nothing else (no module singletons). */
+export interface ReconcileContext {
+  store: ObjectStore;
+  clock: Clock;
+  /** Bound to the controller and the key. */
+  log: Logger;
+  /** Aborted when the manager stops: wrap up, do not start new long waits. */
+  signal: AbortSignal;
+}
+
+/** What a successful reconcile asks for next. */
+export interface ReconcileResult {
+  /** Reconcile this key again after this long (polling a slow external resource), even without a change. */
+  requeueAfterMs?: number;
+}
+
+/** A watch of a secondary kind: its changes enqueue the primary objects `map` returns. */
+export interface WatchSpec {
+  type: TypeKey;
+  map: (obj: ApiObject) => ObjectRef[] | Promise<ObjectRef[]>;
+}
+
+/**
+ * One controller. `reconcile` must be safe to interrupt and to run again: it is called after
+ * every change of its object (or of a watched object that maps to it), after failures with
+ * backoff, on `requeueAfterMs`, and on periodic resync. Throw to retry with backoff; throw a
+ * {@link TerminalError} to stop retrying until the object changes.
+ */
+export interface Reconciler {
+  /** Unique controller name, e.g. 'machine'. */
+  name: string;
+  /** Store type key of the primary kind (e.g. 'Machine.cluster.x-k8s.io'). */
+  type: TypeKey;
+  /** Other kinds whose changes enqueue primary objects (e.g. owner refs, label lookups). */
+  watches?: WatchSpec[];
+  reconcile(ctx: ReconcileContext, ref: ObjectRef): Promise<ReconcileResult | void>;
+}
+
+/** Options of {@link ControllerManager}. */
+export interface ManagerOptions {
+  store: ObjectStore;
+  /** @default systemClock */
+  clock?: Clock;
+  /** @default silentLogger */
+  log?: Logger;
+  /** Identity of this process for leases. @default hostname:pid:random */
+  holder?: string;
+  /** Concurrent reconciles per controller. @default 4 */
+  workers?: number;
+  /** Periodic full resync. @default 300_000 */
+  resyncMs?: number;
+  /** Lease TTL for multi-process operation. @default 15_000 */
+  leaseTtlMs?: number;
+  /** Backoff base for failing reconciles. @default 500 */
+  backoffBaseMs?: number;
+  /** Backoff cap for failing reconciles. @default 300_000 */
+  backoffCapMs?: number;
+  /** Read the feed at least this often even without a change notification. @default 2_000 */
+  pollMs?: number;
+  /** Number of shards keys are hashed into; each is leased by one process at a time. @default 16 */
+  shards?: number;
+  /** Prefix of the lease names (members and shards). @default 'controllers/' */
+  leasePrefix?: string;
+  /** Host name reported in the MService heartbeat. @default os.hostname() */
+  host?: string;
+  /** Interval of the MService heartbeat; 0 disables it. @default 10_000 */
+  serviceHeartbeatMs?: number;
+  /** Source of randomness for backoff jitter, in [0, 1). @default Math.random */
+  random?: () => number;
+}
+
+/** Counters of one controller. */
+export interface ControllerStats {
+  /** Reconciles finished (successfully or not). */
+  reconciles: number;
+  /** Reconciles that threw. */
+  errors: number;
+  /** Keys waiting for a worker. */
+  queued: number;
+  /** Keys being reconciled now. */
+  inFlight: number;
+}
