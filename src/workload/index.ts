@@ -13,3 +13,22 @@ export {
 export { loadOrCreateKey, KEY_FILE } from './pki/encryption.ts';
 export { renderKubeconfig, type KubeconfigParams } from './pki/kubeconfig.ts';
 export { CLUSTER_NAME_LABEL, CLUSTER_SECRET_TYPE, caSecretName, type CaPurpose } from './pki/ca-secrets.ts';
+export {
+  WorkloadClient,
+  drainSkips,
+  type WorkloadClientOptions,
+  type EvictionResult,
+  type DrainResult,
+  type BootstrapTokenInput,
+  type SecretInput,
+  type Named,
+} from './client/workload-client.ts';
+export {
+  WorkloadAccess,
+  workloadEndpointOf,
+  pkiRefOf,
+  DISPLAY_NAME_ANNOTATION,
+  type WorkloadAccessOptions,
+  type ClientCredentialSource,
+} from './client/workload-access.ts';
+export { errorFromResponse, type KubeTls } from './client/kube-http.ts';

@@ -1,0 +1,87 @@
+import { CapiAnnotations, type ApiObject, type Clock, type PkiClusterRef } from '../../domain/index.ts';
+import type { ClientTlsOptions } from '../pki/store-pki.ts';
+import { WorkloadClient } from './workload-client.ts';
+
+/**
+ * Access to workload clusters: a {@link WorkloadClient} for a CAPI Cluster once its API
+ * endpoint is known, authenticated with a cluster-admin client certificate from the
+ * cluster PKI.
+ */
+
+/** Annotation on the CAPI Cluster with the Magnum cluster's name (the CA subject). */
+export const DISPLAY_NAME_ANNOTATION = 'magnetar.io/display-name';
+
+/** The part of the PKI access needs. */
+export interface ClientCredentialSource {
+  clientTlsOptions(cluster: PkiClusterRef): Promise<ClientTlsOptions>;
+}
+
+/** Options of {@link WorkloadAccess}. */
+export interface WorkloadAccessOptions {
+  pki: ClientCredentialSource;
+  clock: Clock;
+  /** Per-request timeout. @default 10000 */
+  timeoutMs?: number;
+  /** Pause between drain passes. @default 5000 */
+  drainRetryMs?: number;
+}
+
+interface CapiClusterLike {
+  metadata: { namespace: string; name: string; annotations?: Record<string, string> };
+  spec?: { controlPlaneEndpoint?: { host?: string; port?: number } } | Record<string, unknown>;
+}
+
+/**
+ * The URL of a cluster's API: the emulator's `workload.magnetar.io/endpoint` annotation when
+ * present, else `https://<spec.controlPlaneEndpoint.host>:<port>`; undefined before either exists.
+ */
+export function workloadEndpointOf(cluster: CapiClusterLike): string | undefined {
+  const annotated = cluster.metadata.annotations?.[CapiAnnotations.workloadEndpoint];
+  if (annotated) return annotated;
+  const ep = (cluster.spec as { controlPlaneEndpoint?: { host?: unknown; port?: unknown } } | undefined)
+    ?.controlPlaneEndpoint;
+  if (!ep || typeof ep.host !== 'string' || ep.host === '') return undefined;
+  const port = typeof ep.port === 'number' && ep.port > 0 ? ep.port : 6443;
+  const host = ep.host.includes(':') && !ep.host.startsWith('[') ? `[${ep.host}]` : ep.host;
+  return `https://${host}:${port}`;
+}
+
+/** The PKI reference of a CAPI Cluster. */
+export function pkiRefOf(cluster: CapiClusterLike): PkiClusterRef {
+  return {
+    namespace: cluster.metadata.namespace,
+    name: cluster.metadata.name,
+    displayName: cluster.metadata.annotations?.[DISPLAY_NAME_ANNOTATION] ?? cluster.metadata.name,
+  };
+}
+
+/** Clients of workload clusters, reused while the endpoint and credentials stay the same. */
+export class WorkloadAccess {
+  private readonly options: WorkloadAccessOptions;
+  private readonly clients = new Map<string, { endpoint: string; cert: string; client: WorkloadClient }>();
+
+  constructor(options: WorkloadAccessOptions) {
+    this.options = options;
+  }
+
+  /** A client of the cluster's API, or undefined while it has no endpoint. */
+  async forCluster(capiCluster: ApiObject): Promise<WorkloadClient | undefined> {
+    const endpoint = workloadEndpointOf(capiCluster);
+    if (!endpoint) return undefined;
+    const tls = await this.options.pki.clientTlsOptions(pkiRefOf(capiCluster));
+    const key = `${capiCluster.metadata.namespace}/${capiCluster.metadata.name}`;
+    const hit = this.clients.get(key);
+    if (hit && hit.endpoint === endpoint && hit.cert === tls.cert) return hit.client;
+    const client = new WorkloadClient({
+      server: endpoint,
+      tls,
+      clock: this.options.clock,
+      ...(this.options.timeoutMs ? { timeoutMs: this.options.timeoutMs } : {}),
+      ...(this.options.drainRetryMs ? { drainRetryMs: this.options.drainRetryMs } : {}),
+    });
+    this.clients.delete(key);
+    this.clients.set(key, { endpoint, cert: tls.cert, client });
+    while (this.clients.size > 4096) this.clients.delete(this.clients.keys().next().value!);
+    return client;
+  }
+}
