@@ -60,6 +60,8 @@ export class ControllerManager {
   private pumping: Promise<void> | undefined;
   private pumpAgain = false;
   private listing = 0;
+  /** Periodic tasks (lease ticks, resyncs, heartbeats) running now. */
+  private readonly periodic = new Set<Promise<void>>();
   private readonly inflight = new Set<Promise<void>>();
   private timers: (() => void)[] = [];
   private unsubscribe: (() => void) | undefined;
@@ -94,7 +96,8 @@ export class ControllerManager {
   /** Add a controller. Controllers are registered before {@link start}. */
   register(reconciler: Reconciler): void {
     if (this.running) throw new Error(`register controller ${reconciler.name} before start()`);
-    if (this.controllers.has(reconciler.name)) throw new Error(`controller ${reconciler.name} is registered twice`);
+    if (this.controllers.has(reconciler.name))
+      throw new Error(`controller ${reconciler.name} is registered twice`);
     this.controllers.set(reconciler.name, {
       r: reconciler,
       q: new WorkQueue(),
@@ -160,14 +163,18 @@ export class ControllerManager {
       c.q.cancelAllTimers();
       c.q.clearQueued();
     }
-    await Promise.allSettled([...this.inflight]);
+    await Promise.allSettled([...this.inflight, ...this.periodic]);
     await this.pumping?.catch(() => undefined);
     if (options.releaseLeases === false) this.shards.forget();
     else await this.shards.releaseAll();
     this.progress();
   }
 
-  /** Resolves when no key is queued or in flight and the feed has been read up to the store's revision. */
+  /**
+   * Resolves when no key is queued or in flight, no periodic task (lease tick, resync, heartbeat)
+   * is running, and the feed has been read up to the store's revision. Timers for later requeues
+   * may remain. For tests and benchmarks.
+   */
   async waitIdle(): Promise<void> {
     for (;;) {
       if (!this.running) {
@@ -195,7 +202,12 @@ export class ControllerManager {
   stats(): Record<string, ControllerStats> {
     const out: Record<string, ControllerStats> = {};
     for (const [name, c] of this.controllers) {
-      out[name] = { reconciles: c.q.reconciles, errors: c.q.errors, queued: c.q.depth, inFlight: c.q.inFlight.size };
+      out[name] = {
+        reconciles: c.q.reconciles,
+        errors: c.q.errors,
+        queued: c.q.depth,
+        inFlight: c.q.inFlight.size,
+      };
     }
     return out;
   }
@@ -216,11 +228,14 @@ export class ControllerManager {
       // A slow round (a store under load) is skipped, not stacked.
       if (busy) return;
       busy = true;
-      fn()
+      const task = fn()
         .catch((err: unknown) => this.log.warn({ err }, 'periodic controller task failed'))
         .finally(() => {
           busy = false;
+          this.periodic.delete(task);
+          this.progress();
         });
+      this.periodic.add(task);
     };
     cancel = this.clock.setTimer(fire, ms);
     this.timers.push(() => cancel());
@@ -233,7 +248,7 @@ export class ControllerManager {
   }
 
   private idle(): boolean {
-    if (this.listing > 0 || this.pumping) return false;
+    if (this.listing > 0 || this.periodic.size > 0 || this.pumping) return false;
     for (const c of this.controllers.values()) if (c.q.depth > 0 || c.q.inFlight.size > 0) return false;
     return true;
   }
@@ -287,7 +302,10 @@ export class ControllerManager {
     let before: ApiObject | undefined;
     try {
       before = await this.store.get(c.r.type, ref.namespace, ref.name);
-      const result = await c.r.reconcile({ store: this.store, clock: this.clock, log, signal: this.abort.signal }, ref);
+      const result = await c.r.reconcile(
+        { store: this.store, clock: this.clock, log, signal: this.abort.signal },
+        ref,
+      );
       c.q.succeeded(key);
       c.q.cancelTimer(key);
       const after = result ? result.requeueAfterMs : undefined;
@@ -301,7 +319,10 @@ export class ControllerManager {
           if (outcome === 'gone') gone = true;
           else if (outcome === 'retry') retryNow = true;
           else parkedAs = outcome.fingerprint;
-          log.error({ err, reason: err.reason }, `reconcile failed terminally (${err.reason}): ${err.message}`);
+          log.error(
+            { err, reason: err.reason },
+            `reconcile failed terminally (${err.reason}): ${err.message}`,
+          );
         } else {
           const failures = c.q.failed(key);
           const delay = backoffDelay(failures, this.backoffBaseMs, this.backoffCapMs, this.random);
@@ -350,14 +371,21 @@ export class ControllerManager {
         let cont: string | undefined;
         let first = true;
         do {
-          const page = await this.store.list(c.r.type, { limit: LIST_PAGE, ...(cont ? { continue: cont } : {}) });
+          const page = await this.store.list(c.r.type, {
+            limit: LIST_PAGE,
+            ...(cont ? { continue: cont } : {}),
+          });
           if (first) {
             const rv = Number(page.resourceVersion);
             from = from === undefined ? rv : Math.min(from, rv);
             first = false;
           }
           for (const obj of page.items) {
-            this.add(c, { namespace: obj.metadata.namespace, name: obj.metadata.name }, { kind: 'object', object: obj });
+            this.add(
+              c,
+              { namespace: obj.metadata.namespace, name: obj.metadata.name },
+              { kind: 'object', object: obj },
+            );
           }
           cont = page.continue;
         } while (cont && this.running);
@@ -398,7 +426,10 @@ export class ControllerManager {
         events = await this.store.changes(this.after, { types: this.feedTypes, limit: FEED_PAGE });
       } catch (err) {
         if (err instanceof ConflictError && err.code === 'Expired') {
-          this.log.warn({ after: this.after }, 'revision feed compacted past our position; listing everything again');
+          this.log.warn(
+            { after: this.after },
+            'revision feed compacted past our position; listing everything again',
+          );
           try {
             await this.relist(true);
             continue;

@@ -57,7 +57,13 @@ export class ServiceHeartbeat {
     }
     const all = await this.store.list<MServiceObject>(MagnumTypes.MService);
     const id = all.items.reduce((max, s) => Math.max(max, Number(s.spec.id) || 0), 0) + 1;
-    const spec: MServiceSpec = { id, host: this.host, binary: CONDUCTOR_BINARY, disabled: false, disabledReason: null };
+    const spec: MServiceSpec = {
+      id,
+      host: this.host,
+      binary: CONDUCTOR_BINARY,
+      disabled: false,
+      disabledReason: null,
+    };
     const status: MServiceStatus = { reportCount: 1, lastSeen };
     await this.store.create<MServiceObject>({
       apiVersion: MAGNUM_API_VERSION,

@@ -64,7 +64,10 @@ export class ShardOwnership {
   /** Shards currently held (for stats and tests). */
   owned(): number[] {
     const now = this.o.clock.now();
-    return [...this.held.entries()].filter(([s, until]) => now < until && !this.draining.has(s)).map(([s]) => s).sort((a, b) => a - b);
+    return [...this.held.entries()]
+      .filter(([s, until]) => now < until && !this.draining.has(s))
+      .map(([s]) => s)
+      .sort((a, b) => a - b);
   }
 
   /**
@@ -96,7 +99,8 @@ export class ShardOwnership {
       try {
         if (mine) {
           if (await store.acquireLease(name, holder, ttlMs, now)) {
-            if (!this.held.has(shard) || this.draining.has(shard) || (this.held.get(shard) ?? 0) <= now) gained.push(shard);
+            if (!this.held.has(shard) || this.draining.has(shard) || (this.held.get(shard) ?? 0) <= now)
+              gained.push(shard);
             this.held.set(shard, now + ttlMs);
             this.draining.delete(shard);
           } else {
@@ -128,7 +132,8 @@ export class ShardOwnership {
     this.held.clear();
     this.draining.clear();
     this.memberUntil = 0;
-    for (const shard of shards) await store.releaseLease(this.shardLease(shard), holder).catch(() => undefined);
+    for (const shard of shards)
+      await store.releaseLease(this.shardLease(shard), holder).catch(() => undefined);
     await store.releaseLease(this.memberLease, holder).catch(() => undefined);
   }
 
