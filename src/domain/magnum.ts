@@ -73,6 +73,12 @@ export interface MagnumOperationStatus {
 
 /** Cluster template spec (Magnum ClusterTemplate fields, camelCase). */
 export interface ClusterTemplateSpec {
+  /**
+   * Magnum name. Template names are not unique in Magnum, so the store name of a template is its
+   * uuid and the Magnum name lives here; absent (objects created through the kube façade) means
+   * `metadata.name`.
+   */
+  name?: string;
   coe: string;
   imageId: string;
   keypairId: string | null;
@@ -257,4 +263,12 @@ export function capiClusterName(cluster: { metadata: { uid: string; name: string
     .replace(/-+$/g, '');
   const id = cluster.metadata.uid.replace(/-/g, '').slice(0, 8);
   return `${base === '' ? 'cluster' : base}-${id}`;
+}
+
+/** Annotation with the time (ISO) of the last change accepted through the Magnum API (Magnum `updated_at`). */
+export const ANNOTATION_MAGNUM_UPDATED_AT = 'magnum.magnetar.io/updated-at';
+
+/** The Magnum name of a cluster template (see {@link ClusterTemplateSpec.name}). */
+export function templateName(t: { metadata: { name: string }; spec: { name?: string } }): string {
+  return t.spec.name ?? t.metadata.name;
 }
