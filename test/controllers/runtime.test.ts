@@ -37,7 +37,10 @@ function widget(name: string, size = 1, namespace = 'p1'): NewObject {
 
 /** Everything a test opened, closed afterwards. */
 const cleanups: (() => Promise<void>)[] = [];
+/** Gates are opened first, so a failed test never leaves a reconcile (and its manager's stop) hanging. */
+const gates: (() => void)[] = [];
 afterEach(async () => {
+  for (const open of gates.splice(0)) open();
   for (const c of cleanups.splice(0).reverse()) await c();
 });
 
@@ -85,6 +88,7 @@ function recorder(
 function gate() {
   let open: () => void = () => undefined;
   const opened = new Promise<void>((r) => (open = r));
+  gates.push(() => open());
   return { opened, open };
 }
 
