@@ -4,6 +4,8 @@ import { resolve } from 'node:path';
 import { buildServer, type MountedPlugin } from './api/index.ts';
 import { systemClock, type Clock, type Config } from './domain/index.ts';
 import { SqliteStore, type ObjectStore } from './store/index.ts';
+import { LocalIdentity } from './identity/index.ts';
+import { identityRoutes } from './api/identity/index.ts';
 
 /**
  * The only place that wires concrete engines together: store engine, identity, the
@@ -63,6 +65,30 @@ export async function startMagnetar(options: StartOptions): Promise<Magnetar> {
 
   // Each module adds its plugin(s) and closers in its own section below.
   // --- wiring: identity ---
+  const identity = await LocalIdentity.open({
+    store,
+    clock,
+    baseUrl: getBaseUrl,
+    region: config.region,
+    tokenTtlSeconds: config.identity.tokenTtlSeconds,
+  });
+  closers.push(() => identity.close());
+  await identity.bootstrap();
+  identity.registerService({ type: 'identity', name: 'keystone', urlForProject: () => `${getBaseUrl()}/identity/v3` });
+  plugins.push({
+    name: 'identity',
+    prefix: '/identity',
+    plugin: identityRoutes(identity, {
+      // clouds.yaml needs the real port: write it (and print first-start passwords) once listening.
+      onListening: (port) => {
+        identity.writeClientFiles({
+          dataDir: config.dataDir,
+          baseUrl: config.publicUrl ?? `http://${config.host}:${port}`,
+          print: options.printBootstrap === true,
+        });
+      },
+    }),
+  });
 
   // --- wiring: embedded cloud ---
 
