@@ -177,15 +177,16 @@ async function patchNodeGroup(env: Env, caller: Caller, version: Microversion, i
     if (changed.length === 0) return before;
     const parsed = z
       .strictObject({
-        min_node_count: z.number().int().min(0).nullable(),
-        max_node_count: z.number().int().min(0).nullable(),
+        min_node_count: z.number().int().min(0).nullable().optional(),
+        max_node_count: z.number().int().min(0).nullable().optional(),
         node_labels: NodeLabelsSchema.nullable().optional(),
         node_taints: z.array(TaintSchema).nullable().optional(),
       })
       .safeParse(Object.fromEntries(changed.map((k) => [k, after[k] ?? null])));
     if (!parsed.success) {
       const issue = parsed.error.issues[0]!;
-      throw new InputError(`Invalid input for field/attribute ${issue.path.join('.')}. ${issue.message}.`, { code: 'Invalid' });
+      const field = issue.path.map(String).join('.');
+      throw new InputError(`Invalid input for field/attribute ${field}. Value: '${JSON.stringify(after[String(issue.path[0])])}'. ${issue.message}.`, { code: 'Invalid' });
     }
     const p = parsed.data;
     const s = group.spec;
