@@ -13,7 +13,7 @@ import {
   prepareUpdate,
   prepareUpdateStatus,
 } from '../object-ops.ts';
-import { parseEventType, parseStoredJson } from '../row.ts';
+import { parseEventType, parseStoredJson, parseStoredObject } from '../row.ts';
 import type { AnyObject, DeleteOptions, LeaseInfo, ListOptions, ListResult, ObjectStore, WatchEvent, WriteOp } from '../types.ts';
 import { sqliteMigrations } from './migrations.ts';
 
@@ -232,7 +232,9 @@ export class SqliteStore implements ObjectStore {
       }
       const limit = options.limit !== undefined && options.limit > 0 ? options.limit : undefined;
       const filter = options.labelSelector && options.labelSelector.length > 0 ? options.labelSelector : undefined;
-      const batch = limit !== undefined && !filter ? limit : 500;
+      // Without a selector a page is one read of exactly `limit` rows; with one, read a few pages'
+      // worth at a time so a selective filter does not mean one query per match.
+      const batch = limit === undefined ? 500 : filter ? Math.min(500, Math.max(limit * 4, 32)) : limit;
       const order = desc ? 'DESC' : 'ASC';
       const after = desc ? 'seq < ?' : 'seq > ?';
       const items: T[] = [];
@@ -245,8 +247,9 @@ export class SqliteStore implements ObjectStore {
         ).all(...p);
         for (const row of rows) {
           scanned = row.seq;
-          const obj = parseStoredJson<T>(row.data);
-          if (filter && !matchesSelector(obj.metadata.labels, filter)) continue;
+          const raw = JSON.parse(row.data) as { metadata?: { labels?: Record<string, string> } };
+          if (filter && !matchesSelector(raw.metadata?.labels, filter)) continue;
+          const obj = parseStoredObject<T>(raw);
           items.push(obj);
           if (limit !== undefined && items.length >= limit) break;
         }
