@@ -225,7 +225,9 @@ function fromText(text: string): string {
   // HTML error pages (Glance, Swift, proxies): the body text is the message; the
   // title and h1 only repeat the status line, so use them only when nothing else is left.
   const heading = /<h1[^>]*>([\s\S]*?)<\/h1>/i.exec(text)?.[1] ?? /<title[^>]*>([\s\S]*?)<\/title>/i.exec(text)?.[1];
+  // Proxies (nginx, Apache) sign their pages after an <hr>: not part of the message.
   const body = text
+    .replace(/<hr[^>]*>[\s\S]*$/i, ' ')
     .replace(/<head[\s\S]*?<\/head>/gi, ' ')
     .replace(/<title[\s\S]*?<\/title>/gi, ' ')
     .replace(/<h1[\s\S]*?<\/h1>/gi, ' ')

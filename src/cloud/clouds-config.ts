@@ -165,7 +165,9 @@ function present(env: NodeJS.ProcessEnv, name: string): string | undefined {
 function readYaml(path: string): Json {
   let parsed: unknown;
   try {
-    parsed = parseYaml(readFileSync(path, 'utf8'));
+    // Failsafe schema: every scalar stays the string the user wrote, so ids like 0123 and
+    // passwords like "yes" or 1e3 arrive verbatim.
+    parsed = parseYaml(readFileSync(path, 'utf8'), { schema: 'failsafe' });
   } catch (err) {
     throw new CloudConfigError(`${path}: cannot read YAML: ${(err as Error).message}`);
   }
