@@ -1,5 +1,7 @@
 import type { FastifyInstance } from 'fastify';
-import { forbidden } from '../../identity/index.ts';
+import type { FastifyRequest } from 'fastify';
+import { AuthenticationError, NotFoundError } from '../../domain/index.ts';
+import { forbidden, type ResolvedToken } from '../../identity/index.ts';
 import type { RouteContext } from './context.ts';
 import { tokenFrom } from './context.ts';
 import { collectionLinks, renderCatalog, renderDomain, renderProject, renderToken } from './render.ts';
@@ -8,6 +10,17 @@ import { parseAuthRequest, queryFlag } from './schemas.ts';
 /** Version discovery and `/v3/auth/*`. */
 export function authRoutes(app: FastifyInstance, rc: RouteContext): void {
   const { identity } = rc;
+
+  // An invalid subject token is "not found", as Keystone answers (the caller's own token failing is 401).
+  const subjectOf = async (req: FastifyRequest): Promise<ResolvedToken> => {
+    const token = tokenFrom(req, 'x-subject-token');
+    try {
+      return await identity.resolve(token);
+    } catch (err) {
+      if (err instanceof AuthenticationError) throw new NotFoundError(`Could not find token: ${err.message}`, { code: 'TokenNotFound', cause: err });
+      throw err;
+    }
+  };
 
   const version = () => ({
     id: 'v3.14',
@@ -31,7 +44,7 @@ export function authRoutes(app: FastifyInstance, rc: RouteContext): void {
   // Validate a token. Allowed for admins and for the token's own user (osc inspects its own token).
   app.get('/v3/auth/tokens', async (req, reply) => {
     const caller = await rc.caller(req);
-    const subject = await identity.resolve(tokenFrom(req, 'x-subject-token'));
+    const subject = await subjectOf(req);
     if (!caller.isAdmin && caller.userId !== subject.user.id) throw forbidden('identity:validate_token');
     const query = req.query as Record<string, unknown>;
     void reply.header('x-subject-token', subject.token);
@@ -40,7 +53,7 @@ export function authRoutes(app: FastifyInstance, rc: RouteContext): void {
 
   app.delete('/v3/auth/tokens', async (req, reply) => {
     const caller = await rc.caller(req);
-    const subject = await identity.resolve(tokenFrom(req, 'x-subject-token'));
+    const subject = await subjectOf(req);
     if (!caller.isAdmin && caller.userId !== subject.user.id) throw forbidden('identity:revoke_token');
     await identity.revoke(subject);
     return reply.code(204).send();
