@@ -23,7 +23,7 @@ async function stored(uuid: string) {
   return (await h.m.store.getByUid(MagnumTypes.Cluster, uuid)) as unknown as MagnumClusterObject;
 }
 
-test('create answers 202 {uuid}; a read right after says CREATE_IN_PROGRESS with the full form', async () => {
+void test('create answers 202 {uuid}; a read right after says CREATE_IN_PROGRESS with the full form', async () => {
   const r = await h.call('POST', '/v1/clusters', {
     body: {
       cluster_template_id: 'k8s-v1.32',
@@ -71,7 +71,7 @@ test('create answers 202 {uuid}; a read right after says CREATE_IN_PROGRESS with
   ]);
 });
 
-test('a personal account may not create clusters: 403 saying to use a service account', async () => {
+void test('a personal account may not create clusters: 403 saying to use a service account', async () => {
   const r = await h.as('demo', 'POST', '/v1/clusters', {
     body: { name: 'personal', cluster_template_id: 'k8s-v1.32', master_count: 1, node_count: 1, master_flavor_id: 'm1.medium', flavor_id: 'm1.medium', keypair: 'k' },
   });
@@ -80,7 +80,7 @@ test('a personal account may not create clusters: 403 saying to use a service ac
   assert.equal(await h.m.store.get(MagnumTypes.Cluster, h.projects.demo, 'personal'), undefined);
 });
 
-test('a create missing required options is accepted and already CREATE_FAILED, naming the options as typed', async () => {
+void test('a create missing required options is accepted and already CREATE_FAILED, naming the options as typed', async () => {
   const r = await h.call('POST', '/v1/clusters', {
     body: { name: 'incomplete', cluster_template_id: 'k8s-v1.32', master_count: 1, node_count: 1, flavor_id: 'm1.medium', keypair: null, create_timeout: 60, discovery_url: null },
   });
@@ -97,7 +97,7 @@ test('a create missing required options is accepted and already CREATE_FAILED, n
   assert.equal((await h.call('GET', '/v1/clusters/incomplete')).status, 404);
 });
 
-test('even master counts are refused with 400', async () => {
+void test('even master counts are refused with 400', async () => {
   for (const n of [2, 4]) {
     const r = await h.call('POST', '/v1/clusters', {
       body: { name: `even-${n}`, cluster_template_id: 'k8s-v1.32', master_count: n, node_count: 1, master_flavor_id: 'm1.medium', flavor_id: 'm1.medium', keypair: 'k' },
@@ -109,7 +109,7 @@ test('even master counts are refused with 400', async () => {
   assert.equal(zero.status, 400);
 });
 
-test('more than 10 workers in a node group is refused with a hint to add a node group', async () => {
+void test('more than 10 workers in a node group is refused with a hint to add a node group', async () => {
   const r = await h.call('POST', '/v1/clusters', {
     body: { name: 'too-big', cluster_template_id: 'k8s-v1.32', master_count: 1, node_count: 11, master_flavor_id: 'm1.medium', flavor_id: 'm1.medium', keypair: 'k' },
   });
@@ -118,7 +118,7 @@ test('more than 10 workers in a node group is refused with a hint to add a node 
   assert.equal(await h.m.store.get(MagnumTypes.Cluster, h.projects.demo, 'too-big'), undefined);
 });
 
-test('an unknown template is 400 (not 404); a hidden one is 403 for non-admins', async () => {
+void test('an unknown template is 400 (not 404); a hidden one is 403 for non-admins', async () => {
   const r = await h.call('POST', '/v1/clusters', { body: { name: 'no-tpl', cluster_template_id: 'nope', master_count: 1, node_count: 1 } });
   assert.equal(r.status, 400);
   assert.match(magnumError(r).detail, /ClusterTemplate nope could not be found/);
@@ -132,7 +132,7 @@ test('an unknown template is 400 (not 404); a hidden one is 403 for non-admins',
   assert.match(magnumError(r2).detail, /hidden/);
 });
 
-test('a second cluster with the same name in a project is a 409; other projects may reuse it', async () => {
+void test('a second cluster with the same name in a project is a 409; other projects may reuse it', async () => {
   await h.createCluster('dup-name');
   const r = await h.call('POST', '/v1/clusters', {
     body: { name: 'dup-name', cluster_template_id: 'k8s-v1.32', master_count: 1, node_count: 1, master_flavor_id: 'm1.medium', flavor_id: 'm1.medium', keypair: 'k' },
@@ -149,7 +149,7 @@ test('a second cluster with the same name in a project is a 409; other projects 
   assert.match(magnumError(adminShow).detail, /Multiple clusters exist with same name shared-name\. Please use the cluster uuid instead/);
 });
 
-test('cluster names follow Magnum rules; a missing name is generated', async () => {
+void test('cluster names follow Magnum rules; a missing name is generated', async () => {
   for (const name of ['1abc', '-x', '.x', '_x', 'x'.repeat(243), 'has space']) {
     const r = await h.call('POST', '/v1/clusters', { body: { name, cluster_template_id: 'k8s-v1.32', master_count: 1, node_count: 1 } });
     assert.equal(r.status, 400, name);
@@ -160,7 +160,7 @@ test('cluster names follow Magnum rules; a missing name is generated', async () 
   assert.match(c.name, /^[a-z]+-\d+-cluster$/);
 });
 
-test('labels: template labels by default, only the given ones without merge_labels, merged with it; diffs against the template', async () => {
+void test('labels: template labels by default, only the given ones without merge_labels, merged with it; diffs against the template', async () => {
   const only = await h.createCluster('labels-only', { labels: { kube_tag: 'v1.32.6', extra: 'x' } });
   const c1 = (await h.call('GET', `/v1/clusters/${only}`)).body as Record<string, Record<string, string>>;
   assert.deepEqual(c1.labels, { kube_tag: 'v1.32.6', extra: 'x' });
@@ -173,7 +173,7 @@ test('labels: template labels by default, only the given ones without merge_labe
   assert.deepEqual(c2.labels_skipped, {});
 });
 
-test('list: short form for members of the project, every project for admins, none of another project', async () => {
+void test('list: short form for members of the project, every project for admins, none of another project', async () => {
   const list = (await h.call('GET', '/v1/clusters')).body as { clusters: Record<string, unknown>[] };
   const one = list.clusters.find((c) => c.name === 'production-kubernetes')!;
   assert.deepEqual(Object.keys(one).sort(), [
@@ -196,7 +196,7 @@ test('list: short form for members of the project, every project for admins, non
   assert.ok('labels_added' in detail.clusters[0]!);
 });
 
-test('list pages with limit/marker and next, sorts by key, and refuses bad parameters', async () => {
+void test('list pages with limit/marker and next, sorts by key, and refuses bad parameters', async () => {
   const all = ((await h.call('GET', '/v1/clusters')).body as { clusters: { uuid: string; name: string }[] }).clusters;
   assert.ok(all.length >= 4);
   const p1 = (await h.call('GET', '/v1/clusters/?limit=3')).body as { clusters: { uuid: string }[]; next: string };
@@ -217,7 +217,7 @@ test('list pages with limit/marker and next, sorts by key, and refuses bad param
   assert.equal((await h.call('GET', '/v1/clusters?sort_key=nope')).status, 400);
 });
 
-test('PATCH node_count needs a complete cluster; then it resizes default-worker and reads UPDATE_IN_PROGRESS at once', async () => {
+void test('PATCH node_count needs a complete cluster; then it resizes default-worker and reads UPDATE_IN_PROGRESS at once', async () => {
   const uuid = await h.createCluster('patch-me');
   const early = await h.call('PATCH', `/v1/clusters/${uuid}`, { body: [{ op: 'replace', path: '/node_count', value: 4 }] });
   assert.equal(early.status, 400);
@@ -238,7 +238,7 @@ test('PATCH node_count needs a complete cluster; then it resizes default-worker 
   assert.equal(tooMany.status, 400);
 });
 
-test('PATCH refuses other properties and internal attributes', async () => {
+void test('PATCH refuses other properties and internal attributes', async () => {
   const uuid = await h.createCluster('patch-refusals');
   const cases: [unknown, RegExp][] = [
     [[{ op: 'replace', path: '/name', value: 'x' }], /cannot change cluster property\(ies\) name/],
@@ -259,7 +259,7 @@ test('PATCH refuses other properties and internal attributes', async () => {
   assert.equal((await h.as('reader', 'PATCH', `/v1/clusters/${uuid}`, { body: [{ op: 'replace', path: '/node_count', value: 2 }] })).status, 403);
 });
 
-test('PATCH health_status writes the healer override without moving the status', async () => {
+void test('PATCH health_status writes the healer override without moving the status', async () => {
   const uuid = await h.createCluster('healthy');
   await h.driverFinishes(uuid);
   const r = await h.call('PATCH', `/v1/clusters/${uuid}`, {
@@ -279,7 +279,7 @@ test('PATCH health_status writes the healer override without moving the status',
   assert.equal(list.clusters.find((x) => x.uuid === uuid)!.health_status, 'UNHEALTHY');
 });
 
-test('quota: the default limit of 20 and a project quota row refuse creates with 403', async () => {
+void test('quota: the default limit of 20 and a project quota row refuse creates with 403', async () => {
   const q = await h.as('admin', 'POST', '/v1/quotas', { body: { project_id: h.projects.other, resource: 'Cluster', hard_limit: 2 } });
   assert.equal(q.status, 201);
   // other already has dup-name and shared-name
@@ -290,7 +290,7 @@ test('quota: the default limit of 20 and a project quota row refuse creates with
   assert.match(magnumError(r).detail, /Resource limit exceeded: You have reached the maximum clusters per project, 2/);
 });
 
-test('delete answers 204; the cluster then reads DELETE_IN_PROGRESS with its node groups until the driver is done', async () => {
+void test('delete answers 204; the cluster then reads DELETE_IN_PROGRESS with its node groups until the driver is done', async () => {
   const uuid = await h.createCluster('delete-me');
   const r = await h.call('DELETE', '/v1/clusters/delete-me', { headers: { 'content-type': 'application/octet-stream', accept: '*/*' } });
   assert.equal(r.status, 204);

@@ -10,7 +10,7 @@ after(async () => {
   await h.close();
 });
 
-test('GET / is Magnum version document, public, with min 1.1 and max 1.14', async () => {
+void test('GET / is Magnum version document, public, with min 1.1 and max 1.14', async () => {
   const r = await h.call('GET', '/', { token: null, version: null });
   assert.equal(r.status, 200);
   assert.match(r.headers.get('content-type') ?? '', /application\/json/);
@@ -22,13 +22,13 @@ test('GET / is Magnum version document, public, with min 1.1 and max 1.14', asyn
   assert.equal(doc.versions[0]!.links[0]!.href, `${h.url}/v1/`);
 });
 
-test('a browser asking / for HTML is sent to the dashboard', async () => {
+void test('a browser asking / for HTML is sent to the dashboard', async () => {
   const res = await fetch(`${h.url}/`, { headers: { accept: 'text/html,application/xhtml+xml' }, redirect: 'manual' });
   assert.equal(res.status, 302);
   assert.equal(res.headers.get('location'), '/dashboard/');
 });
 
-test('GET /v1 is public and links every collection', async () => {
+void test('GET /v1 is public and links every collection', async () => {
   for (const path of ['/v1', '/v1/']) {
     const r = await h.call('GET', path, { token: null });
     assert.equal(r.status, 200, path);
@@ -40,7 +40,7 @@ test('GET /v1 is public and links every collection', async () => {
   }
 });
 
-test('every /v1 response carries Magnum microversion headers; latest resolves to 1.14', async () => {
+void test('every /v1 response carries Magnum microversion headers; latest resolves to 1.14', async () => {
   const r = await h.call('GET', '/v1/clusters');
   assert.equal(r.status, 200);
   assert.equal(r.headers.get('openstack-api-minimum-version'), 'container-infrastructure-management 1.1');
@@ -50,7 +50,7 @@ test('every /v1 response carries Magnum microversion headers; latest resolves to
   assert.match(r.headers.get('x-openstack-request-id') ?? '', /^req-[0-9a-f-]{36}$/);
 });
 
-test('a request without the version header runs at 1.1, and the other service names are accepted', async () => {
+void test('a request without the version header runs at 1.1, and the other service names are accepted', async () => {
   const none = await h.call('GET', '/v1/clusters', { version: null });
   assert.equal(none.headers.get('openstack-api-version'), 'container-infrastructure-management 1.1');
   for (const svc of ['container-infra', 'container-infrastructure', 'container-infrastructure-management']) {
@@ -62,7 +62,7 @@ test('a request without the version header runs at 1.1, and the other service na
   assert.equal(shared.headers.get('openstack-api-version'), 'container-infrastructure-management 1.7');
 });
 
-test('an out-of-range version is 406 with Magnum microversion-unsupported body and headers', async () => {
+void test('an out-of-range version is 406 with Magnum microversion-unsupported body and headers', async () => {
   for (const v of ['container-infra 9.9', 'container-infra 1.15', 'container-infra 1.0', 'container-infra 2.1']) {
     const r = await h.call('GET', '/v1/clusters', { version: v });
     assert.equal(r.status, 406, v);
@@ -76,7 +76,7 @@ test('an out-of-range version is 406 with Magnum microversion-unsupported body a
   }
 });
 
-test('a malformed version header or a wrong service name is 406 saying what is expected', async () => {
+void test('a malformed version header or a wrong service name is 406 saying what is expected', async () => {
   for (const v of ['container-infra', 'container-infra one.two', 'compute 1.5', 'container-infra 1.5 extra', 'container-infra 1']) {
     const r = await h.call('GET', '/v1/clusters', { version: v });
     assert.equal(r.status, 406, v);
@@ -84,7 +84,7 @@ test('a malformed version header or a wrong service name is 406 saying what is e
   }
 });
 
-test('features are gated by microversion as in Magnum', async () => {
+void test('features are gated by microversion as in Magnum', async () => {
   const uuid = await h.createCluster('gated');
   const ng = await h.call('GET', `/v1/clusters/${uuid}/nodegroups`, { version: 'container-infra 1.8' });
   assert.equal(ng.status, 406);
@@ -101,7 +101,7 @@ test('features are gated by microversion as in Magnum', async () => {
   assert.equal((await h.call('PATCH', `/v1/certificates/${uuid}`, { version: 'container-infra 1.4' })).status, 406);
 });
 
-test('zero nodes need 1.10: refused at 1.9, accepted at 1.10', async () => {
+void test('zero nodes need 1.10: refused at 1.9, accepted at 1.10', async () => {
   const body = {
     cluster_template_id: 'k8s-v1.32',
     master_count: 1,
@@ -117,7 +117,7 @@ test('zero nodes need 1.10: refused at 1.9, accepted at 1.10', async () => {
   assert.equal(r110.status, 202);
 });
 
-test('stack_id is the Cluster API cluster name below 1.13, and becomes cluster_id from 1.13 on', async () => {
+void test('stack_id is the Cluster API cluster name below 1.13, and becomes cluster_id from 1.13 on', async () => {
   const uuid = await h.createCluster('Stack.Name_1');
   const old = (await h.call('GET', `/v1/clusters/${uuid}`, { version: 'container-infra 1.12' })).body as Record<string, unknown>;
   const expected = `stack-name-1-${uuid.replace(/-/g, '').slice(0, 8)}`;
@@ -130,7 +130,7 @@ test('stack_id is the Cluster API cluster name below 1.13, and becomes cluster_i
   assert.equal(list.clusters.find((c) => c.uuid === uuid)!.stack_id, expected);
 });
 
-test('missing or bad tokens get keystonemiddleware 401 so clients re-authenticate', async () => {
+void test('missing or bad tokens get keystonemiddleware 401 so clients re-authenticate', async () => {
   for (const token of [null, 'not-a-token']) {
     const r = await h.call('GET', '/v1/clusters', { token });
     assert.equal(r.status, 401);
@@ -140,7 +140,7 @@ test('missing or bad tokens get keystonemiddleware 401 so clients re-authenticat
   }
 });
 
-test('unknown /v1 paths are Magnum-shaped 404s; trailing slashes are accepted', async () => {
+void test('unknown /v1 paths are Magnum-shaped 404s; trailing slashes are accepted', async () => {
   const r = await h.call('GET', '/v1/bays');
   assert.equal(r.status, 404);
   assert.equal(magnumError(r).status, 404);

@@ -20,7 +20,7 @@ const NG_COLUMNS = [
   'status', 'status_reason', 'id', 'version', 'merge_labels', 'links', 'created_at', 'updated_at',
 ];
 
-test('nodegroup create is refused with 409 while the cluster has no API address, as Magnum does', async () => {
+void test('nodegroup create is refused with 409 while the cluster has no API address, as Magnum does', async () => {
   const fresh = await h.createCluster('not-ready');
   const r = await h.call('POST', `/v1/clusters/${fresh}/nodegroups/`, {
     body: { name: 'worker-group2', node_count: 5, max_node_count: null, min_node_count: 0, role: 'worker' },
@@ -29,7 +29,7 @@ test('nodegroup create is refused with 409 while the cluster has no API address,
   assert.match(magnumError(r).detail, /no API address yet/);
 });
 
-test('nodegroup create answers 202 with the full object; labels inherit, merge or replace the cluster labels', async () => {
+void test('nodegroup create answers 202 with the full object; labels inherit, merge or replace the cluster labels', async () => {
   const r = await h.call('POST', '/v1/clusters/production-kubernetes/nodegroups/', {
     body: { name: 'worker-group2', node_count: 5, max_node_count: null, min_node_count: 0, role: 'worker' },
   });
@@ -62,7 +62,7 @@ test('nodegroup create answers 202 with the full object; labels inherit, merge o
   assert.deepEqual((merged.body as { labels: Record<string, string> }).labels, { ...cluster.labels, availability_zone: 'AZ-1' });
 });
 
-test('nodegroup create refuses duplicates, masters, bad counts, oversized groups and bad names', async () => {
+void test('nodegroup create refuses duplicates, masters, bad counts, oversized groups and bad names', async () => {
   const base = { node_count: 1, min_node_count: 0, max_node_count: null, role: 'worker' };
   const cases: [Record<string, unknown>, number, RegExp][] = [
     [{ ...base, name: 'worker-group2' }, 409, /A node group with name worker-group2 already exists in the cluster production-kubernetes/],
@@ -86,7 +86,7 @@ test('nodegroup create refuses duplicates, masters, bad counts, oversized groups
   assert.equal(old.status, 400);
 });
 
-test('nodegroup list is the short form with a role filter; show by name or uuid is the full form', async () => {
+void test('nodegroup list is the short form with a role filter; show by name or uuid is the full form', async () => {
   const all = (await h.call('GET', `/v1/clusters/${ready}/nodegroups/`)).body as { nodegroups: Record<string, unknown>[] };
   assert.deepEqual(all.nodegroups.slice(0, 2).map((g) => g.name), ['default-master', 'default-worker']);
   assert.deepEqual(Object.keys(all.nodegroups[0]!).sort(), ['flavor_id', 'image_id', 'is_default', 'links', 'name', 'node_count', 'role', 'stack_id', 'status', 'uuid']);
@@ -115,7 +115,7 @@ test('nodegroup list is the short form with a role filter; show by name or uuid 
   assert.equal((await h.as('reader', 'POST', `/v1/clusters/${ready}/nodegroups`, { body: { name: 'r' } })).status, 403);
 });
 
-test('nodegroup PATCH changes min/max only; other paths are internal; 202 with the object', async () => {
+void test('nodegroup PATCH changes min/max only; other paths are internal; 202 with the object', async () => {
   await h.driverFinishes(ready);
   const r = await h.call('PATCH', `/v1/clusters/${ready}/nodegroups/worker-group2`, { body: [{ op: 'replace', path: '/max_node_count', value: 10 }] });
   assert.equal(r.status, 202, r.text);
@@ -140,7 +140,7 @@ test('nodegroup PATCH changes min/max only; other paths are internal; 202 with t
   assert.deepEqual((taints.body as { node_taints: unknown }).node_taints, [{ key: 'gpu', value: 'true', effect: 'NoSchedule' }]);
 });
 
-test('resize targets default-worker or the named group, and both read UPDATE_IN_PROGRESS right after the 202', async () => {
+void test('resize targets default-worker or the named group, and both read UPDATE_IN_PROGRESS right after the 202', async () => {
   await h.driverFinishes(ready);
   const r = await h.call('POST', `/v1/clusters/${ready}/actions/resize`, { body: { node_count: 7, nodegroup: 'worker-group2' } });
   assert.equal(r.status, 202);
@@ -158,7 +158,7 @@ test('resize targets default-worker or the named group, and both read UPDATE_IN_
   assert.equal(obj.spec.action, 'UPDATE');
 });
 
-test('resize refuses out-of-range, oversized, even-master and unknown targets', async () => {
+void test('resize refuses out-of-range, oversized, even-master and unknown targets', async () => {
   for (const [body, status, re] of [
     [{ node_count: 11, nodegroup: 'worker-group2' }, 400, /Resizing worker-group2 outside the allowed range: min_node_count = 0, max_node_count = 10/],
     [{ node_count: 12 }, 400, /limit of 10 worker nodes per node group/],
@@ -179,14 +179,14 @@ test('resize refuses out-of-range, oversized, even-master and unknown targets', 
   assert.equal((await h.as('admin', 'POST', `/v1/clusters/${ready}/actions/resize`, { body: { node_count: 2 } })).status, 404);
 });
 
-test('master resize to another odd count is accepted', async () => {
+void test('master resize to another odd count is accepted', async () => {
   await h.driverFinishes(ready);
   const r = await h.call('POST', `/v1/clusters/${ready}/actions/resize`, { body: { node_count: 5, nodegroup: 'default-master' } });
   assert.equal(r.status, 202);
   assert.equal(((await h.call('GET', `/v1/clusters/${ready}`)).body as { master_count: number }).master_count, 5);
 });
 
-test('upgrade refuses skipping a minor, going backwards, a busy cluster and a foreign template for a non-default group', async () => {
+void test('upgrade refuses skipping a minor, going backwards, a busy cluster and a foreign template for a non-default group', async () => {
   await h.driverFinishes(ready);
   const t = (await h.call('POST', '/v1/clustertemplates', {
     body: { name: 'k8s-v1.34', coe: 'kubernetes', image_id: 'ubuntu-22.04-kube', labels: { kube_tag: 'v1.34.0' } },
@@ -212,7 +212,7 @@ test('upgrade refuses skipping a minor, going backwards, a busy cluster and a fo
   assert.match(magnumError(b).detail, /Upgrading a cluster when status is "CREATE_IN_PROGRESS" is not supported/);
 });
 
-test('upgrade to the next minor moves the cluster and every group to the template and its kube_tag', async () => {
+void test('upgrade to the next minor moves the cluster and every group to the template and its kube_tag', async () => {
   const r = await h.call('POST', `/v1/clusters/production-kubernetes/actions/upgrade`, { body: { cluster_template: 'k8s-v1.33', max_batch_size: 1 } });
   assert.equal(r.status, 202, r.text);
   const tpl = await h.template('k8s-v1.33');
@@ -227,7 +227,7 @@ test('upgrade to the next minor moves the cluster and every group to the templat
   assert.equal(g.labels.kube_tag, 'v1.33.1');
 });
 
-test('nodegroup delete: default groups are refused, others answer 204 and read DELETE_IN_PROGRESS', async () => {
+void test('nodegroup delete: default groups are refused, others answer 204 and read DELETE_IN_PROGRESS', async () => {
   await h.driverFinishes(ready);
   const d = await h.call('DELETE', `/v1/clusters/${ready}/nodegroups/default-worker`);
   assert.equal(d.status, 400);

@@ -35,7 +35,7 @@ const ok: [string, unknown][] = [
 ];
 
 for (const [input, expected] of ok) {
-  test(`parses the Python literal ${input}`, () => {
+  void test(`parses the Python literal ${input}`, () => {
     assert.deepEqual(pyToJson(parsePythonLiteral(input)), expected);
   });
 }
@@ -59,7 +59,7 @@ const bad: [string, RegExp][] = [
 ];
 
 for (const [input, message] of bad) {
-  test(`refuses the malformed literal ${JSON.stringify(input)} with a 400 that says why`, () => {
+  void test(`refuses the malformed literal ${JSON.stringify(input)} with a 400 that says why`, () => {
     assert.throws(
       () => parsePythonLiteral(input),
       (err: unknown) => err instanceof PyLiteralError && err.status === 400 && message.test(err.message) && /position \d+/.test(err.message),
@@ -67,7 +67,7 @@ for (const [input, message] of bad) {
   });
 }
 
-test('label dictionaries keep values as Python prints them', () => {
+void test('label dictionaries keep values as Python prints them', () => {
   assert.deepEqual(toStringDict(parsePythonLiteral("{'a': True, 'b': 3, 'c': 'x', 'd': 2.5}"), 'labels'), {
     a: 'True',
     b: '3',
@@ -77,7 +77,7 @@ test('label dictionaries keep values as Python prints them', () => {
   assert.deepEqual(toStringDict({ a: false, b: 'y' }, 'labels'), { a: 'False', b: 'y' });
 });
 
-test('label dictionaries refuse non-string keys, nested values and non-dicts', () => {
+void test('label dictionaries refuse non-string keys, nested values and non-dicts', () => {
   assert.throws(() => toStringDict(parsePythonLiteral('{1: 2}'), 'labels'), /labels keys must be strings/);
   assert.throws(() => toStringDict(parsePythonLiteral("{'a': [1]}"), 'labels'), /"a" is not/);
   assert.throws(() => toStringDict(parsePythonLiteral('[1]'), 'labels'), /must be a dictionary/);

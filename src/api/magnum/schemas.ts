@@ -176,7 +176,7 @@ function valueAt(body: unknown, path: readonly PropertyKey[]): unknown {
 
 /** Turn the first zod issue into Magnum's "Invalid input for field/attribute X" 400. */
 export function parseBody<T extends z.ZodType>(schema: T, body: unknown, what: string): z.infer<T> {
-  if (body === undefined || body === null || Buffer.isBuffer(body)) {
+  if (body === undefined || body === null || Buffer.isBuffer(body) || typeof body === 'string') {
     throw new InputError(`The request body is missing or not JSON; send the ${what} as a JSON document with Content-Type: application/json.`, {
       code: 'Invalid',
     });
