@@ -55,7 +55,7 @@ export function resolveToken(core: IdentityCore, token: string): ResolvedToken {
     if (appCred.spec.expiresAtMs !== null && now >= appCred.spec.expiresAtMs) throw deny('The application credential has expired.');
   }
 
-  const resolved: ResolvedToken = { token, payload: p, user, userDomain, system: false, roles: [] };
+  const resolved: ResolvedToken = { token, payload: p, user, userDomain, system: false, roles: [], ...(appCred ? { appCred } : {}) };
   const scope = p.scope;
   switch (scope.type) {
     case 'unscoped':
