@@ -27,12 +27,26 @@ function widget(i: number): NewObject {
   return {
     apiVersion: 'bench.magnetar.io/v1',
     kind: 'Widget',
-    metadata: { name: `w-${i}`, namespace: `project-${i % 10}`, labels: { tier: i % 2 === 0 ? 'web' : 'db', index: String(i) } },
-    spec: { size: i, flavor: 'm1.small', image: 'ubuntu-24.04', nested: { a: [1, 2, 3], b: 'text '.repeat(10) } },
+    metadata: {
+      name: `w-${i}`,
+      namespace: `project-${i % 10}`,
+      labels: { tier: i % 2 === 0 ? 'web' : 'db', index: String(i) },
+    },
+    spec: {
+      size: i,
+      flavor: 'm1.small',
+      image: 'ubuntu-24.04',
+      nested: { a: [1, 2, 3], b: 'text '.repeat(10) },
+    },
   };
 }
 
-async function measure(engine: string, op: string, fn: (i: number) => Promise<unknown>, concurrency = 1): Promise<Figure> {
+async function measure(
+  engine: string,
+  op: string,
+  fn: (i: number) => Promise<unknown>,
+  concurrency = 1,
+): Promise<Figure> {
   const latencies: number[] = [];
   const started = performance.now();
   let next = 0;
@@ -48,7 +62,14 @@ async function measure(engine: string, op: string, fn: (i: number) => Promise<un
   const elapsed = (performance.now() - started) / 1000;
   latencies.sort((a, b) => a - b);
   const pct = (p: number) => latencies[Math.min(latencies.length - 1, Math.floor(latencies.length * p))] ?? 0;
-  return { engine, op, ops: latencies.length, perSec: latencies.length / elapsed, p50: pct(0.5), p99: pct(0.99) };
+  return {
+    engine,
+    op,
+    ops: latencies.length,
+    perSec: latencies.length / elapsed,
+    p50: pct(0.5),
+    p99: pct(0.99),
+  };
 }
 
 async function benchEngine(engine: string, store: ObjectStore): Promise<Figure[]> {
@@ -61,13 +82,16 @@ async function benchEngine(engine: string, store: ObjectStore): Promise<Figure[]
     }),
   );
   // enough objects for pages and lookups even when creates were slow
-  for (let i = created.length; created.length < 2 * PAGE; i++) created.push(await store.create(widget(1_000_000 + i)));
+  for (let i = created.length; created.length < 2 * PAGE; i++)
+    created.push(await store.create(widget(1_000_000 + i)));
   const uids = created.map((o) => o.metadata.uid);
   figures.push(await measure(engine, 'get by uid', (i) => store.getByUid(type, uids[i % uids.length]!)));
-  figures.push(await measure(engine, 'get by name', (i) => {
-    const o = created[i % created.length]!;
-    return store.get(type, o.metadata.namespace, o.metadata.name);
-  }));
+  figures.push(
+    await measure(engine, 'get by name', (i) => {
+      const o = created[i % created.length]!;
+      return store.get(type, o.metadata.namespace, o.metadata.name);
+    }),
+  );
   const latest = new Map<number, ApiObject>(created.map((o, i) => [i, o]));
   figures.push(
     await measure(engine, 'update', async (i) => {
@@ -102,7 +126,8 @@ function print(figures: Figure[]): void {
   ]);
   const head = ['engine', 'operation', 'ops/s', 'p50 ms', 'p99 ms', 'samples'];
   const widths = head.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i]!.length)));
-  const line = (cells: string[]) => cells.map((c, i) => (i < 2 ? c.padEnd(widths[i]!) : c.padStart(widths[i]!))).join('  ');
+  const line = (cells: string[]) =>
+    cells.map((c, i) => (i < 2 ? c.padEnd(widths[i]!) : c.padStart(widths[i]!))).join('  ');
   console.log(line(head));
   for (const r of rows) console.log(line(r));
 }

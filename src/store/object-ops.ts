@@ -22,7 +22,8 @@ export function randomSuffix(): string {
 export function prepareCreate(input: NewObject<unknown, unknown>, revision: number, now: string): ApiObject {
   const m = input.metadata;
   const name = m.name && m.name !== '' ? m.name : m.generateName ? m.generateName + randomSuffix() : '';
-  if (name === '') throw new InputError('metadata.name or metadata.generateName is required', { code: 'Invalid' });
+  if (name === '')
+    throw new InputError('metadata.name or metadata.generateName is required', { code: 'Invalid' });
   return {
     apiVersion: input.apiVersion,
     kind: input.kind,
@@ -63,7 +64,11 @@ export function canonical(value: unknown): string {
   return JSON.stringify(value, (_k, v: unknown) => {
     if (v && typeof v === 'object' && !Array.isArray(v)) {
       const o = v as Record<string, unknown>;
-      return Object.fromEntries(Object.keys(o).sort().map((k) => [k, o[k]]));
+      return Object.fromEntries(
+        Object.keys(o)
+          .sort()
+          .map((k) => [k, o[k]]),
+      );
     }
     return v;
   });
@@ -120,7 +125,9 @@ export function prepareDelete(
     throw new ConflictError(`uid precondition failed for ${stored.metadata.name}`, { code: 'Conflict' });
   }
   if (options?.resourceVersion && options.resourceVersion !== stored.metadata.resourceVersion) {
-    throw new ConflictError(`resourceVersion precondition failed for ${stored.metadata.name}`, { code: 'Conflict' });
+    throw new ConflictError(`resourceVersion precondition failed for ${stored.metadata.name}`, {
+      code: 'Conflict',
+    });
   }
   if (stored.metadata.finalizers.length === 0) {
     return {
@@ -132,7 +139,11 @@ export function prepareDelete(
   return {
     object: {
       ...stored,
-      metadata: { ...stored.metadata, deletionTimestamp: options?.now ?? now, resourceVersion: String(revision) },
+      metadata: {
+        ...stored.metadata,
+        deletionTimestamp: options?.now ?? now,
+        resourceVersion: String(revision),
+      },
     },
     removed: false,
   };

@@ -19,7 +19,9 @@ const StoredObjectSchema = z.looseObject({
     creationTimestamp: z.string(),
     labels: z.record(z.string(), z.string()),
     annotations: z.record(z.string(), z.string()),
-    ownerReferences: z.array(z.looseObject({ apiVersion: z.string(), kind: z.string(), name: z.string(), uid: z.string() })),
+    ownerReferences: z.array(
+      z.looseObject({ apiVersion: z.string(), kind: z.string(), name: z.string(), uid: z.string() }),
+    ),
     finalizers: z.array(z.string()),
   }),
   spec: z.unknown(),

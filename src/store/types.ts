@@ -86,7 +86,11 @@ export interface ObjectStore {
   /** Which engine this is. */
   readonly engine: 'sqlite' | 'postgres';
   create<T extends AnyObject = ApiObject>(object: NewObject<T['spec'], T['status']>): Promise<T>;
-  get<T extends AnyObject = ApiObject>(type: TypeKey, namespace: string, name: string): Promise<T | undefined>;
+  get<T extends AnyObject = ApiObject>(
+    type: TypeKey,
+    namespace: string,
+    name: string,
+  ): Promise<T | undefined>;
   getByUid<T extends AnyObject = ApiObject>(type: TypeKey, uid: string): Promise<T | undefined>;
   list<T extends AnyObject = ApiObject>(type: TypeKey, options?: ListOptions): Promise<ListResult<T>>;
   /** Number of objects of a type (in a namespace when given). */
@@ -94,7 +98,12 @@ export interface ObjectStore {
   update<T extends AnyObject = ApiObject>(object: T): Promise<T>;
   updateStatus<T extends AnyObject = ApiObject>(object: T): Promise<T>;
   /** Returns the object with its deletionTimestamp when finalizers keep it, undefined when removed. */
-  delete<T extends AnyObject = ApiObject>(type: TypeKey, namespace: string, name: string, options?: DeleteOptions): Promise<T | undefined>;
+  delete<T extends AnyObject = ApiObject>(
+    type: TypeKey,
+    namespace: string,
+    name: string,
+    options?: DeleteOptions,
+  ): Promise<T | undefined>;
   /** Apply several writes atomically: all or none. Returns the results in order. */
   commit(ops: WriteOp[]): Promise<(ApiObject | undefined)[]>;
 

@@ -31,7 +31,7 @@ const PART = 'Part.test.magnetar.io';
 
 type Widget = ApiObject<{ size: number }, { conditions?: Condition[] }>;
 
-function widget(name: string, size = 1, namespace = 'p1'): NewObject {
+function widget(name: string, size = 1, namespace = 'p1'): NewObject<Widget['spec'], Widget['status']> {
   return { apiVersion: API, kind: 'Widget', metadata: { name, namespace }, spec: { size } };
 }
 
@@ -50,7 +50,11 @@ function memoryStore(): ObjectStore {
   return store;
 }
 
-function manager(store: ObjectStore, clock: ManualClock, options: Partial<ManagerOptions> = {}): ControllerManager {
+function manager(
+  store: ObjectStore,
+  clock: ManualClock,
+  options: Partial<ManagerOptions> = {},
+): ControllerManager {
   const m = new ControllerManager({
     store,
     clock,
@@ -65,7 +69,8 @@ function manager(store: ObjectStore, clock: ManualClock, options: Partial<Manage
 
 /** A reconciler that records calls and runs `body` for each. */
 function recorder(
-  body: (ctx: ReconcileContext, ref: ObjectRef) => Promise<{ requeueAfterMs?: number } | void> = async () => undefined,
+  body: (ctx: ReconcileContext, ref: ObjectRef) => Promise<{ requeueAfterMs?: number } | void> = async () =>
+    undefined,
   extra: Partial<Reconciler> = {},
 ) {
   const calls: { key: string; at: number }[] = [];
@@ -134,7 +139,7 @@ describe('controller runtime: work queue', () => {
     await m.start();
     await store.create(widget('blocker'));
     await until(() => rec.count('p1/blocker') === 1, 'the blocker to start');
-    let b = (await store.create<Widget>(widget('b'))) as Widget;
+    let b = await store.create<Widget>(widget('b'));
     for (let i = 2; i <= 5; i++) b = await store.update<Widget>({ ...b, spec: { size: i } });
     await until(() => m.stats().widget!.queued === 1, 'b to be queued');
     hold.open();
@@ -159,10 +164,10 @@ describe('controller runtime: work queue', () => {
     const m = manager(store, clock, { workers: 4 });
     m.register(rec.reconciler);
     await m.start();
-    let a = (await store.create<Widget>(widget('a'))) as Widget;
+    let a = await store.create<Widget>(widget('a'));
     await until(() => rec.count('p1/a') === 1, 'the first reconcile');
     for (let i = 2; i <= 4; i++) a = await store.update<Widget>({ ...a, spec: { size: i } });
-    await m.enqueue('widget', { namespace: 'p1', name: 'a' });
+    m.enqueue('widget', { namespace: 'p1', name: 'a' });
     await new Promise((r) => setTimeout(r, 20));
     assert.equal(rec.count('p1/a'), 1, 'no second reconcile while the first runs');
     holds[0]!.open();
@@ -192,7 +197,10 @@ describe('controller runtime: work queue', () => {
     await until(() => running === 3, 'three reconciles at once');
     await new Promise((r) => setTimeout(r, 20));
     assert.equal(running, 3);
-    assert.deepEqual({ ...m.stats().widget!, reconciles: 0 }, { reconciles: 0, errors: 0, queued: 3, inFlight: 3 });
+    assert.deepEqual(
+      { ...m.stats().widget!, reconciles: 0 },
+      { reconciles: 0, errors: 0, queued: 3, inFlight: 3 },
+    );
     hold.open();
     await m.waitIdle();
     assert.equal(maxRunning, 3);
@@ -311,7 +319,12 @@ describe('controller runtime: retries', () => {
         status: {
           conditions: setCondition(
             w.status.conditions,
-            { type: 'Ready', status: 'False', reason: 'TooSmall', message: `size ${w.spec.size} (${rec.calls.length})` },
+            {
+              type: 'Ready',
+              status: 'False',
+              reason: 'TooSmall',
+              message: `size ${w.spec.size} (${rec.calls.length})`,
+            },
             new Date(ctx.clock.now()).toISOString(),
           ),
         },
@@ -355,7 +368,11 @@ describe('controller runtime: retries', () => {
     await store.create({
       apiVersion: API,
       kind: 'Part',
-      metadata: { name: 'part', namespace: 'p1', ownerReferences: [{ apiVersion: API, kind: 'Widget', name: 'a', uid: a.metadata.uid }] },
+      metadata: {
+        name: 'part',
+        namespace: 'p1',
+        ownerReferences: [{ apiVersion: API, kind: 'Widget', name: 'a', uid: a.metadata.uid }],
+      },
       spec: {},
     });
     await m.waitIdle();
@@ -528,7 +545,13 @@ describe('controller runtime: lifecycle', () => {
     await m1.start();
     const name1 = 'node-1.magnetar-conductor';
     let s1 = (await store.get<MServiceObject>(MagnumTypes.MService, '', name1))!;
-    assert.deepEqual(s1.spec, { id: 1, host: 'node-1', binary: 'magnetar-conductor', disabled: false, disabledReason: null });
+    assert.deepEqual(s1.spec, {
+      id: 1,
+      host: 'node-1',
+      binary: 'magnetar-conductor',
+      disabled: false,
+      disabledReason: null,
+    });
     assert.deepEqual(s1.status, { reportCount: 1, lastSeen: new Date(clock.now()).toISOString() });
     assert.equal(s1.apiVersion, 'magnum.magnetar.io/v1');
 
@@ -564,8 +587,22 @@ async function twoManagersScenario(openStore: () => Promise<ObjectStore>): Promi
   const byA = recorder();
   const byB = recorder();
   const options = { leaseTtlMs: 3_000, shards: 8, pollMs: 500 };
-  const a = new ControllerManager({ store: storeA, clock, holder: 'a', serviceHeartbeatMs: 0, resyncMs: 10_000_000, ...options });
-  const b = new ControllerManager({ store: storeB, clock, holder: 'b', serviceHeartbeatMs: 0, resyncMs: 10_000_000, ...options });
+  const a = new ControllerManager({
+    store: storeA,
+    clock,
+    holder: 'a',
+    serviceHeartbeatMs: 0,
+    resyncMs: 10_000_000,
+    ...options,
+  });
+  const b = new ControllerManager({
+    store: storeB,
+    clock,
+    holder: 'b',
+    serviceHeartbeatMs: 0,
+    resyncMs: 10_000_000,
+    ...options,
+  });
   cleanups.push(async () => {
     await a.stop();
     await b.stop();
@@ -615,7 +652,11 @@ async function twoManagersScenario(openStore: () => Promise<ObjectStore>): Promi
   }
   await settle(1, 500);
   const early = new Set(byB.calls.map((c) => c.key));
-  assert.deepEqual([...early].filter((k) => keysA.has(k)), [], "a's keys wait for its leases to expire");
+  assert.deepEqual(
+    [...early].filter((k) => keysA.has(k)),
+    [],
+    "a's keys wait for its leases to expire",
+  );
   await settle(8, 1_000); // past the TTL and the next lease tick
   const late = new Set(byB.calls.map((c) => c.key));
   assert.equal(late.size, 40, "b took a's keys over");
@@ -644,8 +685,15 @@ describe('controller runtime: several processes', () => {
       await client.end();
     });
   }
-  test('two managers on one PostgreSQL split the work; a dead one is taken over after the lease TTL', { skip: pgSkip }, async () => {
-    if (!pgUrl) assert.fail('MAGNETAR_TEST_PG_URL not set, and MAGNETAR_REQUIRE_REAL_CLIENTS=1 requires the PostgreSQL tests');
-    await twoManagersScenario(() => PostgresStore.connect({ url: pgUrl, schema, pool: 4 }));
-  });
+  test(
+    'two managers on one PostgreSQL split the work; a dead one is taken over after the lease TTL',
+    { skip: pgSkip },
+    async () => {
+      if (!pgUrl)
+        assert.fail(
+          'MAGNETAR_TEST_PG_URL not set, and MAGNETAR_REQUIRE_REAL_CLIENTS=1 requires the PostgreSQL tests',
+        );
+      await twoManagersScenario(() => PostgresStore.connect({ url: pgUrl, schema, pool: 4 }));
+    },
+  );
 });

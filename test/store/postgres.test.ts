@@ -16,7 +16,9 @@ const schema = `t_store_${randomBytes(4).toString('hex')}`;
 if (!url) {
   if (process.env.MAGNETAR_REQUIRE_REAL_CLIENTS === '1') {
     test('PostgreSQL store suite', () => {
-      assert.fail('MAGNETAR_TEST_PG_URL not set, and MAGNETAR_REQUIRE_REAL_CLIENTS=1 requires the PostgreSQL tests');
+      assert.fail(
+        'MAGNETAR_TEST_PG_URL not set, and MAGNETAR_REQUIRE_REAL_CLIENTS=1 requires the PostgreSQL tests',
+      );
     });
   } else {
     test('PostgreSQL store suite', { skip: 'MAGNETAR_TEST_PG_URL not set' }, () => undefined);
@@ -54,7 +56,10 @@ if (!url) {
         });
         await woke;
         const feed = await b.changes(from, { types: ['Remote.test.magnetar.io'] });
-        assert.deepEqual(feed.map((e) => e.object.metadata.uid), [created.metadata.uid]);
+        assert.deepEqual(
+          feed.map((e) => e.object.metadata.uid),
+          [created.metadata.uid],
+        );
         assert.deepEqual(await b.get('Remote.test.magnetar.io', 'p', 'x'), created);
       } finally {
         await a.close();
@@ -84,7 +89,12 @@ if (!url) {
           writers.map((w, wi) =>
             Promise.all(
               Array.from({ length: 25 }, (_, i) =>
-                w.create({ apiVersion: 'test.magnetar.io/v1', kind: 'Race', metadata: { name: `r${wi}-${i}`, namespace: 'p' }, spec: {} }),
+                w.create({
+                  apiVersion: 'test.magnetar.io/v1',
+                  kind: 'Race',
+                  metadata: { name: `r${wi}-${i}`, namespace: 'p' },
+                  spec: {},
+                }),
               ),
             ),
           ),
@@ -109,7 +119,9 @@ if (!url) {
       try {
         const client = new pg.Client({ connectionString: pgUrl });
         await client.connect();
-        const res = await client.query<{ n: string }>(`SELECT count(*) AS n FROM "${fresh}".schema_migrations`);
+        const res = await client.query<{ n: string }>(
+          `SELECT count(*) AS n FROM "${fresh}".schema_migrations`,
+        );
         await client.query(`DROP SCHEMA "${fresh}" CASCADE`).catch(() => undefined);
         await client.end();
         assert.equal(Number(res.rows[0]?.n), 1);
@@ -119,7 +131,10 @@ if (!url) {
     });
 
     test('a bad schema name is refused before anything is created', async () => {
-      await assert.rejects(PostgresStore.connect({ url: pgUrl, schema: 'x"; DROP TABLE y; --' }), /invalid PostgreSQL schema name/);
+      await assert.rejects(
+        PostgresStore.connect({ url: pgUrl, schema: 'x"; DROP TABLE y; --' }),
+        /invalid PostgreSQL schema name/,
+      );
     });
 
     test('an unreachable server is UnavailableError', async () => {

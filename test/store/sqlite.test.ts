@@ -14,4 +14,6 @@ before(() => {
 after(() => {
   rmSync(dir, { recursive: true, force: true });
 });
-storeSuite('sqlite file (WAL)', async () => new SqliteStore({ path: join(dir, 'sub', 'store.sqlite') }), { persistent: true });
+storeSuite('sqlite file (WAL)', async () => new SqliteStore({ path: join(dir, 'sub', 'store.sqlite') }), {
+  persistent: true,
+});

@@ -34,12 +34,20 @@ function freshKind() {
 
 type Widget = ApiObject<{ size?: number; color?: string }, { phase?: string }>;
 
-export function storeSuite(engine: string, open: () => Promise<ObjectStore>, options: StoreSuiteOptions = {}): void {
+export function storeSuite(
+  engine: string,
+  open: () => Promise<ObjectStore>,
+  options: StoreSuiteOptions = {},
+): void {
   describe(`object store (${engine})`, () => {
     let store: ObjectStore;
     let k: ReturnType<typeof freshKind>;
 
-    function widget(name: string, extra: Partial<NewObject['metadata']> = {}, spec: Widget['spec'] = { size: 1 }): NewObject {
+    function widget(
+      name: string,
+      extra: Partial<NewObject['metadata']> = {},
+      spec: Widget['spec'] = { size: 1 },
+    ): NewObject {
       return { apiVersion: k.apiVersion, kind: k.kind, metadata: { name, namespace: 'p1', ...extra }, spec };
     }
 
@@ -74,7 +82,10 @@ export function storeSuite(engine: string, open: () => Promise<ObjectStore>, opt
       test('create of an existing name is AlreadyExists and writes nothing', async () => {
         await store.create(widget('a'));
         const rev = await store.currentRevision();
-        await assert.rejects(store.create(widget('a')), (e: unknown) => e instanceof ConflictError && e.code === 'AlreadyExists');
+        await assert.rejects(
+          store.create(widget('a')),
+          (e: unknown) => e instanceof ConflictError && e.code === 'AlreadyExists',
+        );
         assert.equal(await store.currentRevision(), rev);
         assert.equal(await store.count(k.type), 1);
       });
@@ -86,10 +97,13 @@ export function storeSuite(engine: string, open: () => Promise<ObjectStore>, opt
       });
 
       test('a caller-chosen uid is kept, and reusing it is AlreadyExists', async () => {
-        const uid = '00000000-0000-4000-8000-' + String(kinds).padStart(12, '0') ;
+        const uid = '00000000-0000-4000-8000-' + String(kinds).padStart(12, '0');
         const w = await store.create(widget('a', { uid }));
         assert.equal(w.metadata.uid, uid);
-        await assert.rejects(store.create(widget('b', { uid })), (e: unknown) => e instanceof ConflictError && e.code === 'AlreadyExists');
+        await assert.rejects(
+          store.create(widget('b', { uid })),
+          (e: unknown) => e instanceof ConflictError && e.code === 'AlreadyExists',
+        );
         assert.equal(await store.get(k.type, 'p1', 'b'), undefined);
       });
 
@@ -106,13 +120,19 @@ export function storeSuite(engine: string, open: () => Promise<ObjectStore>, opt
       });
 
       test('get and getByUid return the stored object; unknown keys return undefined', async () => {
-        const w = await store.create<Widget>(widget('a', { labels: { tier: 'web' } }, { size: 3, color: 'red' }));
+        const w = await store.create<Widget>(
+          widget('a', { labels: { tier: 'web' } }, { size: 3, color: 'red' }),
+        );
         assert.deepEqual(await store.get(k.type, 'p1', 'a'), w);
         assert.deepEqual(await store.getByUid(k.type, w.metadata.uid), w);
         assert.equal(await store.get(k.type, 'p1', 'nope'), undefined);
         assert.equal(await store.get(k.type, 'p2', 'a'), undefined);
         assert.equal(await store.getByUid(k.type, 'no-such-uid'), undefined);
-        assert.equal(await store.getByUid(`Other${k.type}`, w.metadata.uid), undefined, 'getByUid is scoped to the type');
+        assert.equal(
+          await store.getByUid(`Other${k.type}`, w.metadata.uid),
+          undefined,
+          'getByUid is scoped to the type',
+        );
       });
 
       test('spec with nested values and unicode survives the round trip', async () => {
@@ -136,7 +156,12 @@ export function storeSuite(engine: string, open: () => Promise<ObjectStore>, opt
     describe('list', () => {
       async function seed(n: number, ns = 'p1', labels: (i: number) => Record<string, string> = () => ({})) {
         const out: ApiObject[] = [];
-        for (let i = 0; i < n; i++) out.push(await store.create(widget(`w${String(i).padStart(3, '0')}`, { namespace: ns, labels: labels(i) })));
+        for (let i = 0; i < n; i++)
+          out.push(
+            await store.create(
+              widget(`w${String(i).padStart(3, '0')}`, { namespace: ns, labels: labels(i) }),
+            ),
+          );
         return out;
       }
       const names = (items: ApiObject[]) => items.map((o) => o.metadata.name);
@@ -159,7 +184,8 @@ export function storeSuite(engine: string, open: () => Promise<ObjectStore>, opt
         await store.create(widget('b', { labels: { tier: 'db', env: 'prod' } }));
         await store.create(widget('c', { labels: { tier: 'web' } }));
         await store.create(widget('d'));
-        const sel = async (text: string) => names((await store.list(k.type, { labelSelector: parseLabelSelector(text) })).items);
+        const sel = async (text: string) =>
+          names((await store.list(k.type, { labelSelector: parseLabelSelector(text) })).items);
         assert.deepEqual(await sel('tier=web'), ['a', 'c']);
         assert.deepEqual(await sel('tier==web,env=prod'), ['a']);
         assert.deepEqual(await sel('tier!=web'), ['b', 'd']);
@@ -168,7 +194,10 @@ export function storeSuite(engine: string, open: () => Promise<ObjectStore>, opt
         assert.deepEqual(await sel('env'), ['a', 'b']);
         assert.deepEqual(await sel('!env'), ['c', 'd']);
         assert.deepEqual(await sel(''), ['a', 'b', 'c', 'd']);
-        const structured = selectorFromSpec({ matchLabels: { tier: 'web' }, matchExpressions: [{ key: 'env', operator: 'DoesNotExist' }] });
+        const structured = selectorFromSpec({
+          matchLabels: { tier: 'web' },
+          matchExpressions: [{ key: 'env', operator: 'DoesNotExist' }],
+        });
         assert.deepEqual(names((await store.list(k.type, { labelSelector: structured })).items), ['c']);
       });
 
@@ -258,7 +287,10 @@ export function storeSuite(engine: string, open: () => Promise<ObjectStore>, opt
     describe('update and updateStatus', () => {
       test('a spec change bumps generation; a metadata-only change does not', async () => {
         const w = await store.create<Widget>(widget('a'));
-        const labelled = await store.update<Widget>({ ...w, metadata: { ...w.metadata, labels: { x: 'y' } } });
+        const labelled = await store.update<Widget>({
+          ...w,
+          metadata: { ...w.metadata, labels: { x: 'y' } },
+        });
         assert.equal(labelled.metadata.generation, 1);
         assert.deepEqual(labelled.metadata.labels, { x: 'y' });
         assert.ok(Number(labelled.metadata.resourceVersion) > Number(w.metadata.resourceVersion));
@@ -309,7 +341,10 @@ export function storeSuite(engine: string, open: () => Promise<ObjectStore>, opt
         await store.delete(k.type, 'p1', 'a');
         const again = await store.create<Widget>(widget('a'));
         await assert.rejects(
-          store.update<Widget>({ ...w, metadata: { ...w.metadata, resourceVersion: again.metadata.resourceVersion } }),
+          store.update<Widget>({
+            ...w,
+            metadata: { ...w.metadata, resourceVersion: again.metadata.resourceVersion },
+          }),
           ConflictError,
         );
       });
@@ -370,7 +405,10 @@ export function storeSuite(engine: string, open: () => Promise<ObjectStore>, opt
         const rev = await store.currentRevision();
         await store.update<Widget>({ ...w, metadata: { ...w.metadata, finalizers: [] } });
         assert.equal(await store.get(k.type, 'p1', 'a'), undefined);
-        assert.deepEqual((await feedSince(rev)).map((e) => e.type), ['DELETED']);
+        assert.deepEqual(
+          (await feedSince(rev)).map((e) => e.type),
+          ['DELETED'],
+        );
       });
 
       test('an object without deletionTimestamp may drop its finalizers and stays', async () => {
@@ -386,9 +424,15 @@ export function storeSuite(engine: string, open: () => Promise<ObjectStore>, opt
       test('delete preconditions on uid and resourceVersion are Conflicts', async () => {
         const w = await store.create<Widget>(widget('a'));
         await assert.rejects(store.delete(k.type, 'p1', 'a', { uid: 'other' }), ConflictError);
-        await assert.rejects(store.delete(k.type, 'p1', 'a', { resourceVersion: '999999999' }), ConflictError);
+        await assert.rejects(
+          store.delete(k.type, 'p1', 'a', { resourceVersion: '999999999' }),
+          ConflictError,
+        );
         assert.ok(await store.get(k.type, 'p1', 'a'));
-        await store.delete(k.type, 'p1', 'a', { uid: w.metadata.uid, resourceVersion: w.metadata.resourceVersion });
+        await store.delete(k.type, 'p1', 'a', {
+          uid: w.metadata.uid,
+          resourceVersion: w.metadata.resourceVersion,
+        });
         assert.equal(await store.get(k.type, 'p1', 'a'), undefined);
       });
     });
@@ -410,13 +454,19 @@ export function storeSuite(engine: string, open: () => Promise<ObjectStore>, opt
         assert.deepEqual(out[2]?.status, { phase: 'Done' });
         assert.equal(out[3], undefined);
         const feed = await feedSince(rev);
-        assert.deepEqual(feed.map((e) => [e.type, e.object.metadata.name]), [
-          ['ADDED', 'c'],
-          ['MODIFIED', 'a'],
-          ['MODIFIED', 'b'],
-          ['DELETED', 'c'],
-        ]);
-        assert.deepEqual(feed.map((e) => e.revision), [rev + 1, rev + 2, rev + 3, rev + 4]);
+        assert.deepEqual(
+          feed.map((e) => [e.type, e.object.metadata.name]),
+          [
+            ['ADDED', 'c'],
+            ['MODIFIED', 'a'],
+            ['MODIFIED', 'b'],
+            ['DELETED', 'c'],
+          ],
+        );
+        assert.deepEqual(
+          feed.map((e) => e.revision),
+          [rev + 1, rev + 2, rev + 3, rev + 4],
+        );
       });
 
       test('a failing write rolls back every write of the batch', async () => {
@@ -454,8 +504,14 @@ export function storeSuite(engine: string, open: () => Promise<ObjectStore>, opt
         const a3 = await store.updateStatus<Widget>({ ...a2, status: { phase: 'Up' } });
         await store.delete(k.type, 'p1', 'a');
         const feed = await feedSince(rev);
-        assert.deepEqual(feed.map((e) => e.type), ['ADDED', 'MODIFIED', 'MODIFIED', 'DELETED']);
-        assert.deepEqual(feed.map((e) => e.revision), [rev + 1, rev + 2, rev + 3, rev + 4]);
+        assert.deepEqual(
+          feed.map((e) => e.type),
+          ['ADDED', 'MODIFIED', 'MODIFIED', 'DELETED'],
+        );
+        assert.deepEqual(
+          feed.map((e) => e.revision),
+          [rev + 1, rev + 2, rev + 3, rev + 4],
+        );
         assert.deepEqual(feed[0]?.object, a);
         assert.deepEqual(feed[1]?.object, a2);
         assert.deepEqual(feed[2]?.object, a3);
@@ -466,16 +522,33 @@ export function storeSuite(engine: string, open: () => Promise<ObjectStore>, opt
         const other = freshKind();
         const rev = await store.currentRevision();
         await store.create(widget('a'));
-        await store.create({ apiVersion: other.apiVersion, kind: other.kind, metadata: { name: 'o', namespace: 'p1' }, spec: {} });
+        await store.create({
+          apiVersion: other.apiVersion,
+          kind: other.kind,
+          metadata: { name: 'o', namespace: 'p1' },
+          spec: {},
+        });
         await store.create(widget('b'));
         const mine = await feedSince(rev);
-        assert.deepEqual(mine.map((e) => e.object.metadata.name), ['a', 'b']);
+        assert.deepEqual(
+          mine.map((e) => e.object.metadata.name),
+          ['a', 'b'],
+        );
         const both = await store.changes(rev, { types: [k.type, other.type] });
-        assert.deepEqual(both.map((e) => e.object.metadata.name), ['a', 'o', 'b']);
+        assert.deepEqual(
+          both.map((e) => e.object.metadata.name),
+          ['a', 'o', 'b'],
+        );
         const resumed = await store.changes(both[1]!.revision, { types: [k.type, other.type] });
-        assert.deepEqual(resumed.map((e) => e.object.metadata.name), ['b']);
+        assert.deepEqual(
+          resumed.map((e) => e.object.metadata.name),
+          ['b'],
+        );
         const limited = await store.changes(rev, { types: [k.type, other.type], limit: 2 });
-        assert.deepEqual(limited.map((e) => e.object.metadata.name), ['a', 'o']);
+        assert.deepEqual(
+          limited.map((e) => e.object.metadata.name),
+          ['a', 'o'],
+        );
         assert.deepEqual(await store.changes(await store.currentRevision()), []);
       });
 
@@ -485,9 +558,18 @@ export function storeSuite(engine: string, open: () => Promise<ObjectStore>, opt
         await store.create(widget('b'));
         await store.create(widget('c'));
         await store.compact(rev + 3);
-        await assert.rejects(feedSince(rev), (e: unknown) => e instanceof ConflictError && e.code === 'Expired');
-        await assert.rejects(feedSince(rev + 1), (e: unknown) => e instanceof ConflictError && e.code === 'Expired');
-        assert.deepEqual((await feedSince(rev + 2)).map((e) => e.object.metadata.name), ['c']);
+        await assert.rejects(
+          feedSince(rev),
+          (e: unknown) => e instanceof ConflictError && e.code === 'Expired',
+        );
+        await assert.rejects(
+          feedSince(rev + 1),
+          (e: unknown) => e instanceof ConflictError && e.code === 'Expired',
+        );
+        assert.deepEqual(
+          (await feedSince(rev + 2)).map((e) => e.object.metadata.name),
+          ['c'],
+        );
         // a later, smaller compaction does not move the mark back
         await store.compact(rev + 1);
         await assert.rejects(feedSince(rev + 1), ConflictError);
@@ -577,11 +659,16 @@ export function storeSuite(engine: string, open: () => Promise<ObjectStore>, opt
           { name: `${p}/m/a`, holder: 'a', expiresMs: 11_000 },
           { name: `${p}/m/b`, holder: 'b', expiresMs: 15_000 },
         ]);
-        assert.deepEqual((await store.listLeases(`${p}/m/`, 12_000)).map((l) => l.holder), ['b']);
+        assert.deepEqual(
+          (await store.listLeases(`${p}/m/`, 12_000)).map((l) => l.holder),
+          ['b'],
+        );
       });
 
       test('only one of many concurrent claimants gets a free lease', async () => {
-        const got = await Promise.all(Array.from({ length: 8 }, (_, i) => store.acquireLease(lease(), `h${i}`, 1000, 10_000)));
+        const got = await Promise.all(
+          Array.from({ length: 8 }, (_, i) => store.acquireLease(lease(), `h${i}`, 1000, 10_000)),
+        );
         assert.equal(got.filter(Boolean).length, 1);
       });
     });

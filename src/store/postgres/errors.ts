@@ -4,7 +4,15 @@ import { ConflictError, UnavailableError, isMagnetarError } from '../../domain/i
 const TRANSIENT_CLASSES = ['08', '53', '57'];
 const TRANSIENT_CODES = ['40001', '40P01', '55P03'];
 /** Node socket errors of a lost or refused connection. */
-const SOCKET_CODES = ['ECONNREFUSED', 'ECONNRESET', 'EPIPE', 'ETIMEDOUT', 'ENOTFOUND', 'EHOSTUNREACH', 'EAI_AGAIN'];
+const SOCKET_CODES = [
+  'ECONNREFUSED',
+  'ECONNRESET',
+  'EPIPE',
+  'ETIMEDOUT',
+  'ENOTFOUND',
+  'EHOSTUNREACH',
+  'EAI_AGAIN',
+];
 
 function codeOf(err: unknown): string | undefined {
   if (err && typeof err === 'object' && 'code' in err && typeof err.code === 'string') return err.code;
@@ -20,13 +28,17 @@ export function mapPgError(err: unknown): Error {
   if (isMagnetarError(err)) return err;
   const code = codeOf(err);
   const message = err instanceof Error ? err.message : String(err);
-  if (code === '23505') return new ConflictError(`already exists: ${message}`, { code: 'AlreadyExists', cause: err });
+  if (code === '23505')
+    return new ConflictError(`already exists: ${message}`, { code: 'AlreadyExists', cause: err });
   if (
     (code !== undefined && (TRANSIENT_CODES.includes(code) || SOCKET_CODES.includes(code))) ||
     (code !== undefined && code.length === 5 && TRANSIENT_CLASSES.includes(code.slice(0, 2))) ||
     /Connection terminated|connection timeout|Client was closed/i.test(message)
   ) {
-    return new UnavailableError(`PostgreSQL is unavailable: ${message}`, { code: 'StoreUnavailable', cause: err });
+    return new UnavailableError(`PostgreSQL is unavailable: ${message}`, {
+      code: 'StoreUnavailable',
+      cause: err,
+    });
   }
   return err instanceof Error ? err : new Error(message);
 }

@@ -9,6 +9,7 @@ import { postgresMigrations } from './migrations.ts';
  */
 export async function migrate(pool: pg.Pool, schemaName: string, quoted: string): Promise<void> {
   const client = await pool.connect();
+  let broken: Error | undefined;
   try {
     await client.query('BEGIN');
     await client.query('SELECT pg_advisory_xact_lock(hashtext($1))', [`magnetar-migrate:${schemaName}`]);
@@ -23,13 +24,19 @@ export async function migrate(pool: pg.Pool, schemaName: string, quoted: string)
     for (const m of postgresMigrations) {
       if (applied.has(m.version)) continue;
       await client.query(m.sql);
-      await client.query('INSERT INTO schema_migrations (version, name) VALUES ($1, $2)', [m.version, m.name]);
+      await client.query('INSERT INTO schema_migrations (version, name) VALUES ($1, $2)', [
+        m.version,
+        m.name,
+      ]);
     }
     await client.query('COMMIT');
   } catch (err) {
-    await client.query('ROLLBACK').catch(() => undefined);
+    await client.query('ROLLBACK').catch((rollbackErr: unknown) => {
+      broken = rollbackErr instanceof Error ? rollbackErr : new Error(String(rollbackErr));
+    });
     throw err;
   } finally {
-    client.release();
+    // a connection that could not roll back is destroyed, not returned to the pool
+    client.release(broken);
   }
 }

@@ -12,7 +12,16 @@ import {
   prepareUpdateStatus,
 } from '../object-ops.ts';
 import { parseEventType, parseStoredJson, toSafeInteger } from '../row.ts';
-import type { AnyObject, DeleteOptions, LeaseInfo, ListOptions, ListResult, ObjectStore, WatchEvent, WriteOp } from '../types.ts';
+import type {
+  AnyObject,
+  DeleteOptions,
+  LeaseInfo,
+  ListOptions,
+  ListResult,
+  ObjectStore,
+  WatchEvent,
+  WriteOp,
+} from '../types.ts';
 import { mapPgError } from './errors.ts';
 import { ChangeListener } from './listener.ts';
 import { migrate } from './migrate.ts';
@@ -139,7 +148,11 @@ export class PostgresStore implements ObjectStore {
   // --- plumbing ---
 
   /** Run a statement as a named prepared statement (parsed once per connection). */
-  private async q<R extends pg.QueryResultRow>(db: Queryable, text: string, values: unknown[] = []): Promise<R[]> {
+  private async q<R extends pg.QueryResultRow>(
+    db: Queryable,
+    text: string,
+    values: unknown[] = [],
+  ): Promise<R[]> {
     let name = this.names.get(text);
     if (!name) {
       name = `mg${this.names.size}`;
@@ -224,17 +237,32 @@ export class PostgresStore implements ObjectStore {
     ]);
     if (rows[0]?.n !== 1) {
       const byName = await this.q(w.client, this.sql.exists, [type, m.namespace, m.name]);
-      if (byName.length > 0) throw new ConflictError(`${obj.kind} "${m.name}" already exists`, { code: 'AlreadyExists' });
+      if (byName.length > 0)
+        throw new ConflictError(`${obj.kind} "${m.name}" already exists`, { code: 'AlreadyExists' });
       throw new ConflictError(`an object with uid ${m.uid} already exists`, { code: 'AlreadyExists' });
     }
     return obj;
   }
 
-  private async writeOutcome(w: WriteTx, type: TypeKey, rev: number, object: ApiObject, removed: boolean): Promise<ApiObject | undefined> {
+  private async writeOutcome(
+    w: WriteTx,
+    type: TypeKey,
+    rev: number,
+    object: ApiObject,
+    removed: boolean,
+  ): Promise<ApiObject | undefined> {
     const m = object.metadata;
     const data = JSON.stringify(object);
     if (removed) {
-      await this.q(w.client, this.sql.remove, [type, m.namespace, m.name, rev, data, this.channel, this.instance]);
+      await this.q(w.client, this.sql.remove, [
+        type,
+        m.namespace,
+        m.name,
+        rev,
+        data,
+        this.channel,
+        this.instance,
+      ]);
       return undefined;
     }
     await this.q(w.client, this.sql.replace, [
@@ -268,7 +296,13 @@ export class PostgresStore implements ObjectStore {
     return obj;
   }
 
-  private async deleteIn(w: WriteTx, type: TypeKey, namespace: string, name: string, options?: DeleteOptions): Promise<ApiObject | undefined> {
+  private async deleteIn(
+    w: WriteTx,
+    type: TypeKey,
+    namespace: string,
+    name: string,
+    options?: DeleteOptions,
+  ): Promise<ApiObject | undefined> {
     const stored = await this.loadIn(w.client, type, namespace, name);
     const out = prepareDelete(stored, options, w.peek(), this.nowIso());
     // Nothing to write: the revision is not taken.
@@ -283,7 +317,11 @@ export class PostgresStore implements ObjectStore {
     return this.write(async (w) => (await this.createIn(w, object as NewObject)) as T);
   }
 
-  async get<T extends AnyObject = ApiObject>(type: TypeKey, namespace: string, name: string): Promise<T | undefined> {
+  async get<T extends AnyObject = ApiObject>(
+    type: TypeKey,
+    namespace: string,
+    name: string,
+  ): Promise<T | undefined> {
     const rows = await this.q<{ data: string }>(this.pool, this.sql.get, [type, namespace, name]);
     return rows[0] ? parseStoredJson<T>(rows[0].data) : undefined;
   }
@@ -297,7 +335,10 @@ export class PostgresStore implements ObjectStore {
    * One statement per page: the revision, the marker lookup and the page are read in the same
    * snapshot, so `resourceVersion` is exactly the state the items show.
    */
-  async list<T extends AnyObject = ApiObject>(type: TypeKey, options: ListOptions = {}): Promise<ListResult<T>> {
+  async list<T extends AnyObject = ApiObject>(
+    type: TypeKey,
+    options: ListOptions = {},
+  ): Promise<ListResult<T>> {
     const s = this.s;
     const p = new Params();
     const desc = options.descending === true;
@@ -311,7 +352,8 @@ export class PostgresStore implements ObjectStore {
       marker = `LEFT JOIN ${s}.objects mk ON mk.uid = ${p.add(options.afterUid)}`;
       where.push(`seq ${desc ? '<' : '>'} mk.seq`);
     }
-    if (options.labelSelector && options.labelSelector.length > 0) where.push(...selectorSql(options.labelSelector, p));
+    if (options.labelSelector && options.labelSelector.length > 0)
+      where.push(...selectorSql(options.labelSelector, p));
     const order = desc ? 'DESC' : 'ASC';
     const text = `SELECT r.value AS rev, ${marker ? 'mk.seq' : 'NULL::bigint'} AS marker, page.seq, page.data
       FROM ${s}.meta r ${marker}
@@ -321,17 +363,20 @@ export class PostgresStore implements ObjectStore {
       ) page ON true
       WHERE r.key = 'revision'
       ORDER BY page.seq ${order}`;
-    const rows = await this.q<{ rev: string; marker: string | null; seq: string | null; data: string | null }>(
-      this.pool,
-      text,
-      p.values,
-    );
+    const rows = await this.q<{
+      rev: string;
+      marker: string | null;
+      seq: string | null;
+      data: string | null;
+    }>(this.pool, text, p.values);
     const first = rows[0];
     if (!first) throw new Error('store metadata row missing');
     if (marker && first.marker === null) {
       throw new NotFoundError(`marker ${options.afterUid} not found`, { code: 'MarkerNotFound' });
     }
-    const page = rows.filter((r): r is typeof r & { seq: string; data: string } => r.seq !== null && r.data !== null);
+    const page = rows.filter(
+      (r): r is typeof r & { seq: string; data: string } => r.seq !== null && r.data !== null,
+    );
     const more = limit !== undefined && page.length > limit;
     const kept = more ? page.slice(0, limit) : page;
     const result: ListResult<T> = {
@@ -359,7 +404,12 @@ export class PostgresStore implements ObjectStore {
     return this.write(async (w) => (await this.updateStatusIn(w, object)) as T);
   }
 
-  delete<T extends AnyObject = ApiObject>(type: TypeKey, namespace: string, name: string, options?: DeleteOptions): Promise<T | undefined> {
+  delete<T extends AnyObject = ApiObject>(
+    type: TypeKey,
+    namespace: string,
+    name: string,
+    options?: DeleteOptions,
+  ): Promise<T | undefined> {
     return this.write(async (w) => (await this.deleteIn(w, type, namespace, name, options)) as T | undefined);
   }
 
@@ -393,10 +443,14 @@ export class PostgresStore implements ObjectStore {
   }
 
   /** One statement: the compaction mark and the entries come from the same snapshot. */
-  async changes(afterRevision: number, options: { types?: TypeKey[]; limit?: number } = {}): Promise<WatchEvent[]> {
+  async changes(
+    afterRevision: number,
+    options: { types?: TypeKey[]; limit?: number } = {},
+  ): Promise<WatchEvent[]> {
     const p = new Params();
     const after = p.add(afterRevision);
-    const types = options.types && options.types.length > 0 ? `AND type = ANY(${p.add(options.types)}::text[])` : '';
+    const types =
+      options.types && options.types.length > 0 ? `AND type = ANY(${p.add(options.types)}::text[])` : '';
     const limit = p.add(Math.max(1, Math.trunc(options.limit ?? 1000)));
     const text = `SELECT c.value AS compacted, f.revision, f.event, f.data
       FROM ${this.s}.meta c
@@ -406,19 +460,26 @@ export class PostgresStore implements ObjectStore {
       ) f ON true
       WHERE c.key = 'compacted'
       ORDER BY f.revision`;
-    const rows = await this.q<{ compacted: string; revision: string | null; event: string | null; data: string | null }>(
-      this.pool,
-      text,
-      p.values,
-    );
+    const rows = await this.q<{
+      compacted: string;
+      revision: string | null;
+      event: string | null;
+      data: string | null;
+    }>(this.pool, text, p.values);
     const compacted = toSafeInteger(rows[0]?.compacted);
     if (afterRevision < compacted) {
-      throw new ConflictError(`revision ${afterRevision} has been compacted (oldest kept: ${compacted})`, { code: 'Expired' });
+      throw new ConflictError(`revision ${afterRevision} has been compacted (oldest kept: ${compacted})`, {
+        code: 'Expired',
+      });
     }
     const events: WatchEvent[] = [];
     for (const r of rows) {
       if (r.revision === null || r.data === null) continue;
-      events.push({ revision: toSafeInteger(r.revision), type: parseEventType(r.event), object: parseStoredJson(r.data) });
+      events.push({
+        revision: toSafeInteger(r.revision),
+        type: parseEventType(r.event),
+        object: parseStoredJson(r.data),
+      });
     }
     return events;
   }
@@ -435,18 +496,23 @@ export class PostgresStore implements ObjectStore {
     } catch (err) {
       throw mapPgError(err);
     }
+    let broken: Error | undefined;
     try {
       await client.query('BEGIN');
       await this.q(client, `DELETE FROM ${this.s}.feed WHERE revision < $1`, [beforeRevision]);
-      await this.q(client, `UPDATE ${this.s}.meta SET value = GREATEST(value, $1::bigint - 1) WHERE key = 'compacted'`, [
-        beforeRevision,
-      ]);
+      await this.q(
+        client,
+        `UPDATE ${this.s}.meta SET value = GREATEST(value, $1::bigint - 1) WHERE key = 'compacted'`,
+        [beforeRevision],
+      );
       await client.query('COMMIT');
     } catch (err) {
-      await client.query('ROLLBACK').catch(() => undefined);
+      await client.query('ROLLBACK').catch((rollbackErr: unknown) => {
+        broken = rollbackErr instanceof Error ? rollbackErr : new Error(String(rollbackErr));
+      });
       throw mapPgError(err);
     } finally {
-      client.release();
+      client.release(broken);
     }
   }
 
@@ -465,10 +531,11 @@ export class PostgresStore implements ObjectStore {
   }
 
   async listLeases(prefix: string, nowMs: number): Promise<LeaseInfo[]> {
-    const rows = await this.q<{ name: string; holder: string; expires_ms: string }>(this.pool, this.sql.listLeases, [
-      prefix,
-      nowMs,
-    ]);
+    const rows = await this.q<{ name: string; holder: string; expires_ms: string }>(
+      this.pool,
+      this.sql.listLeases,
+      [prefix, nowMs],
+    );
     return rows.map((r) => ({ name: r.name, holder: r.holder, expiresMs: toSafeInteger(r.expires_ms) }));
   }
 

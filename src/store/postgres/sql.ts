@@ -8,9 +8,12 @@ const IDENT = /^[A-Za-z_][A-Za-z0-9_]{0,62}$/;
 /** Check a schema name and return it quoted. Only plain identifiers are accepted. */
 export function quoteSchema(schema: string): string {
   if (!IDENT.test(schema)) {
-    throw new InputError(`invalid PostgreSQL schema name "${schema}": use letters, digits and _ (at most 63)`, {
-      code: 'BadSchema',
-    });
+    throw new InputError(
+      `invalid PostgreSQL schema name "${schema}": use letters, digits and _ (at most 63)`,
+      {
+        code: 'BadSchema',
+      },
+    );
   }
   return `"${schema}"`;
 }

@@ -14,7 +14,16 @@ import {
   prepareUpdateStatus,
 } from '../object-ops.ts';
 import { parseEventType, parseStoredJson, parseStoredObject } from '../row.ts';
-import type { AnyObject, DeleteOptions, LeaseInfo, ListOptions, ListResult, ObjectStore, WatchEvent, WriteOp } from '../types.ts';
+import type {
+  AnyObject,
+  DeleteOptions,
+  LeaseInfo,
+  ListOptions,
+  ListResult,
+  ObjectStore,
+  WatchEvent,
+  WriteOp,
+} from '../types.ts';
 import { sqliteMigrations } from './migrations.ts';
 
 /** Options of the SQLite engine. */
@@ -52,26 +61,43 @@ export class SqliteStore implements ObjectStore {
     this.migrate();
     const db = this.db;
     this.stmts = {
-      nextRev: db.prepare<[], { value: number }>(`UPDATE meta SET value = value + 1 WHERE key = 'revision' RETURNING value`),
+      nextRev: db.prepare<[], { value: number }>(
+        `UPDATE meta SET value = value + 1 WHERE key = 'revision' RETURNING value`,
+      ),
       curRev: db.prepare<[], { value: number }>(`SELECT value FROM meta WHERE key = 'revision'`),
       compacted: db.prepare<[], { value: number }>(`SELECT value FROM meta WHERE key = 'compacted'`),
-      get: db.prepare<[string, string, string], ObjectRow>(`SELECT seq, data FROM objects WHERE type = ? AND namespace = ? AND name = ?`),
-      getUid: db.prepare<[string, string], ObjectRow>(`SELECT seq, data FROM objects WHERE type = ? AND uid = ?`),
+      get: db.prepare<[string, string, string], ObjectRow>(
+        `SELECT seq, data FROM objects WHERE type = ? AND namespace = ? AND name = ?`,
+      ),
+      getUid: db.prepare<[string, string], ObjectRow>(
+        `SELECT seq, data FROM objects WHERE type = ? AND uid = ?`,
+      ),
       seqOfUid: db.prepare<[string], { seq: number }>(`SELECT seq FROM objects WHERE uid = ?`),
-      insert: db.prepare(`INSERT INTO objects (type, namespace, name, uid, seq, rv, data) VALUES (?, ?, ?, ?, ?, ?, ?)`),
-      replace: db.prepare(`UPDATE objects SET rv = ?, data = ? WHERE type = ? AND namespace = ? AND name = ?`),
+      insert: db.prepare(
+        `INSERT INTO objects (type, namespace, name, uid, seq, rv, data) VALUES (?, ?, ?, ?, ?, ?, ?)`,
+      ),
+      replace: db.prepare(
+        `UPDATE objects SET rv = ?, data = ? WHERE type = ? AND namespace = ? AND name = ?`,
+      ),
       remove: db.prepare(`DELETE FROM objects WHERE type = ? AND namespace = ? AND name = ?`),
       feed: db.prepare(`INSERT INTO feed (revision, type, event, data) VALUES (?, ?, ?, ?)`),
       count: db.prepare<[string], { n: number }>(`SELECT count(*) AS n FROM objects WHERE type = ?`),
-      countNs: db.prepare<[string, string], { n: number }>(`SELECT count(*) AS n FROM objects WHERE type = ? AND namespace = ?`),
+      countNs: db.prepare<[string, string], { n: number }>(
+        `SELECT count(*) AS n FROM objects WHERE type = ? AND namespace = ?`,
+      ),
       giveBackRev: db.prepare(`UPDATE meta SET value = value - 1 WHERE key = 'revision'`),
     };
   }
 
   private migrate(): void {
-    this.db.exec(`CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at TEXT NOT NULL)`);
+    this.db.exec(
+      `CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at TEXT NOT NULL)`,
+    );
     const applied = new Set(
-      this.db.prepare<[], { version: number }>('SELECT version FROM schema_migrations').all().map((r) => r.version),
+      this.db
+        .prepare<[], { version: number }>('SELECT version FROM schema_migrations')
+        .all()
+        .map((r) => r.version),
     );
     for (const m of sqliteMigrations) {
       if (applied.has(m.version)) continue;
@@ -140,7 +166,12 @@ export class SqliteStore implements ObjectStore {
     return parseStoredJson(row.data);
   }
 
-  private writeOutcome(type: TypeKey, rev: number, object: ApiObject, removed: boolean): ApiObject | undefined {
+  private writeOutcome(
+    type: TypeKey,
+    rev: number,
+    object: ApiObject,
+    removed: boolean,
+  ): ApiObject | undefined {
     const m = object.metadata;
     const data = JSON.stringify(object);
     if (removed) {
@@ -171,7 +202,12 @@ export class SqliteStore implements ObjectStore {
     return obj;
   }
 
-  private deleteSync(type: TypeKey, namespace: string, name: string, options?: DeleteOptions): ApiObject | undefined {
+  private deleteSync(
+    type: TypeKey,
+    namespace: string,
+    name: string,
+    options?: DeleteOptions,
+  ): ApiObject | undefined {
     const stored = this.loadSync(type, namespace, name);
     const rev = this.nextRevision();
     const out = prepareDelete(stored, options, rev, this.nowIso());
@@ -199,7 +235,11 @@ export class SqliteStore implements ObjectStore {
     return this.tx(() => this.createSync(object as NewObject) as T);
   }
 
-  async get<T extends AnyObject = ApiObject>(type: TypeKey, namespace: string, name: string): Promise<T | undefined> {
+  async get<T extends AnyObject = ApiObject>(
+    type: TypeKey,
+    namespace: string,
+    name: string,
+  ): Promise<T | undefined> {
     const row = this.stmts.get.get(type, namespace, name);
     return row ? parseStoredJson<T>(row.data) : undefined;
   }
@@ -209,7 +249,10 @@ export class SqliteStore implements ObjectStore {
     return row ? parseStoredJson<T>(row.data) : undefined;
   }
 
-  async list<T extends AnyObject = ApiObject>(type: TypeKey, options: ListOptions = {}): Promise<ListResult<T>> {
+  async list<T extends AnyObject = ApiObject>(
+    type: TypeKey,
+    options: ListOptions = {},
+  ): Promise<ListResult<T>> {
     const read = this.db.transaction(() => {
       const resourceVersion = String(this.stmts.curRev.get()!.value);
       const desc = options.descending === true;
@@ -231,7 +274,8 @@ export class SqliteStore implements ObjectStore {
         params.push(cursor);
       }
       const limit = options.limit !== undefined && options.limit > 0 ? options.limit : undefined;
-      const filter = options.labelSelector && options.labelSelector.length > 0 ? options.labelSelector : undefined;
+      const filter =
+        options.labelSelector && options.labelSelector.length > 0 ? options.labelSelector : undefined;
       // Without a selector a page is one read of exactly `limit` rows; with one, read a few pages'
       // worth at a time so a selective filter does not mean one query per match.
       const batch = limit === undefined ? 500 : filter ? Math.min(500, Math.max(limit * 4, 32)) : limit;
@@ -268,7 +312,9 @@ export class SqliteStore implements ObjectStore {
   }
 
   async count(type: TypeKey, namespace?: string): Promise<number> {
-    return namespace === undefined ? this.stmts.count.get(type)!.n : this.stmts.countNs.get(type, namespace)!.n;
+    return namespace === undefined
+      ? this.stmts.count.get(type)!.n
+      : this.stmts.countNs.get(type, namespace)!.n;
   }
 
   update<T extends AnyObject = ApiObject>(object: T): Promise<T> {
@@ -279,7 +325,12 @@ export class SqliteStore implements ObjectStore {
     return this.tx(() => this.updateStatusSync(object) as T);
   }
 
-  delete<T extends AnyObject = ApiObject>(type: TypeKey, namespace: string, name: string, options?: DeleteOptions): Promise<T | undefined> {
+  delete<T extends AnyObject = ApiObject>(
+    type: TypeKey,
+    namespace: string,
+    name: string,
+    options?: DeleteOptions,
+  ): Promise<T | undefined> {
     return this.tx(() => this.deleteSync(type, namespace, name, options) as T | undefined);
   }
 
@@ -304,7 +355,10 @@ export class SqliteStore implements ObjectStore {
     return this.stmts.curRev.get()!.value;
   }
 
-  async changes(afterRevision: number, options: { types?: TypeKey[]; limit?: number } = {}): Promise<WatchEvent[]> {
+  async changes(
+    afterRevision: number,
+    options: { types?: TypeKey[]; limit?: number } = {},
+  ): Promise<WatchEvent[]> {
     const limit = Math.max(1, Math.trunc(options.limit ?? 1000));
     const types = options.types;
     const where = types && types.length > 0 ? `AND type IN (${types.map(() => '?').join(',')})` : '';
@@ -316,11 +370,17 @@ export class SqliteStore implements ObjectStore {
     const rows = this.db.transaction(() => {
       const compacted = this.stmts.compacted.get()!.value;
       if (afterRevision < compacted) {
-        throw new ConflictError(`revision ${afterRevision} has been compacted (oldest kept: ${compacted})`, { code: 'Expired' });
+        throw new ConflictError(`revision ${afterRevision} has been compacted (oldest kept: ${compacted})`, {
+          code: 'Expired',
+        });
       }
       return stmt.all(afterRevision, ...(types ?? []));
     })();
-    return rows.map((r) => ({ revision: r.revision, type: parseEventType(r.event), object: parseStoredJson(r.data) }));
+    return rows.map((r) => ({
+      revision: r.revision,
+      type: parseEventType(r.event),
+      object: parseStoredJson(r.data),
+    }));
   }
 
   onChange(listener: () => void): () => void {
@@ -354,7 +414,9 @@ export class SqliteStore implements ObjectStore {
 
   async leaseHolder(name: string, nowMs: number): Promise<string | undefined> {
     const row = this.db
-      .prepare<[string, number], { holder: string }>('SELECT holder FROM leases WHERE name = ? AND expires_ms > ?')
+      .prepare<[string, number], { holder: string }>(
+        'SELECT holder FROM leases WHERE name = ? AND expires_ms > ?',
+      )
       .get(name, nowMs);
     return row?.holder;
   }
