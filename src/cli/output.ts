@@ -76,6 +76,14 @@ function jsonValue(value: unknown): unknown {
   return value === undefined ? null : value;
 }
 
+// Like the openstack client's PyYAML output: YAML 1.1 quoting (timestamps, 'yes', 'true' stay
+// strings for 1.1 readers), single quotes, sorted keys inside values and list items.
+const YAML_OPTIONS = { version: '1.1', singleQuote: true, sortMapEntries: true } as const;
+
+function yaml(data: unknown): string {
+  return toYaml(data, YAML_OPTIONS);
+}
+
 function json(data: unknown, options: OutputOptions): string {
   return `${JSON.stringify(data, null, options.noindent ? undefined : 2)}\n`;
 }
@@ -106,7 +114,7 @@ export function emitList(
     case 'json':
     case 'yaml': {
       const objects = picked.map((r) => Object.fromEntries(names.map((n, i) => [n, jsonValue(r[i])])));
-      out.write(format === 'json' ? json(objects, options) : toYaml(objects));
+      out.write(format === 'json' ? json(objects, options) : yaml(objects));
       return;
     }
   }
@@ -132,11 +140,12 @@ export function emitShow(
       for (const v of picked) out.write(`${cell(v, style)}\n`);
       return;
     case 'json':
-    case 'yaml': {
-      const obj = Object.fromEntries(names.map((n, i) => [n, jsonValue(picked[i])]));
-      out.write(format === 'json' ? json(obj, options) : toYaml(obj));
+      out.write(json(Object.fromEntries(names.map((n, i) => [n, jsonValue(picked[i])])), options));
       return;
-    }
+    case 'yaml':
+      // Field by field, so the fields keep their order while nested maps are sorted.
+      for (const [i, n] of names.entries()) out.write(yaml({ [n]: jsonValue(picked[i]) }));
+      return;
   }
 }
 
