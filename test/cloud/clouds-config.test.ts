@@ -42,7 +42,7 @@ clouds:
       password: x
 `;
 
-test('OS_CLOUD selects an entry of ./clouds.yaml', (t) => {
+void test('OS_CLOUD selects an entry of ./clouds.yaml', (t) => {
   const { write, load } = sandbox(t);
   write('cwd/clouds.yaml', DEVSTACK);
   const c = load({ OS_CLOUD: 'devstack' });
@@ -54,7 +54,7 @@ test('OS_CLOUD selects an entry of ./clouds.yaml', (t) => {
   assert.equal(c.cloudName, 'devstack');
 });
 
-test('the search order is OS_CLIENT_CONFIG_FILE, ./, ~/.config/openstack, then the system directory', (t) => {
+void test('the search order is OS_CLIENT_CONFIG_FILE, ./, ~/.config/openstack, then the system directory', (t) => {
   const { write, load } = sandbox(t);
   const entry = (url: string) => `clouds:\n  c:\n    auth: {auth_url: ${url}, username: u, password: p}\n`;
   write('etc/clouds.yaml', entry('http://etc'));
@@ -68,7 +68,7 @@ test('the search order is OS_CLIENT_CONFIG_FILE, ./, ~/.config/openstack, then t
   assert.equal(load({}, { cloud: 'c', file: explicit }).auth.auth_url, 'http://explicit');
 });
 
-test('secure.yaml is merged over clouds.yaml', (t) => {
+void test('secure.yaml is merged over clouds.yaml', (t) => {
   const { write, load } = sandbox(t);
   write('cwd/clouds.yaml', 'clouds:\n  c:\n    auth: {auth_url: http://k/v3, username: u, project_id: p1}\n    region_name: R1\n');
   write('home/.config/openstack/secure.yaml', 'clouds:\n  c:\n    auth: {password: from-secure}\n');
@@ -78,7 +78,7 @@ test('secure.yaml is merged over clouds.yaml', (t) => {
   assert.equal(c.regionName, 'R1');
 });
 
-test('OS_* variables override the selected entry', (t) => {
+void test('OS_* variables override the selected entry', (t) => {
   const { write, load } = sandbox(t);
   write('cwd/clouds.yaml', DEVSTACK);
   const c = load({ OS_CLOUD: 'devstack', OS_REGION_NAME: 'RegionTwo', OS_PASSWORD: 'env-pass', OS_INTERFACE: 'internal', OS_INSECURE: 'true' });
@@ -88,7 +88,7 @@ test('OS_* variables override the selected entry', (t) => {
   assert.equal(c.verify, false);
 });
 
-test('without OS_CLOUD the environment alone describes the cloud', (t) => {
+void test('without OS_CLOUD the environment alone describes the cloud', (t) => {
   const { load } = sandbox(t);
   const c = load({
     OS_AUTH_URL: 'http://127.0.0.1:5000/v3',
@@ -105,13 +105,13 @@ test('without OS_CLOUD the environment alone describes the cloud', (t) => {
   assert.ok(c.cacert?.endsWith(join('cwd', 'certs', 'ca.pem')), 'relative cacert resolved against the working directory');
 });
 
-test('application credential variables select v3applicationcredential', (t) => {
+void test('application credential variables select v3applicationcredential', (t) => {
   const { load } = sandbox(t);
   const c = load({ OS_AUTH_URL: 'http://k/v3', OS_APPLICATION_CREDENTIAL_ID: 'id1', OS_APPLICATION_CREDENTIAL_SECRET: 's' });
   assert.equal(c.authType, 'v3applicationcredential');
 });
 
-test('OS_ENDPOINT with OS_TOKEN selects admin_token, as the openstack client does', (t) => {
+void test('OS_ENDPOINT with OS_TOKEN selects admin_token, as the openstack client does', (t) => {
   const { load } = sandbox(t);
   const c = load({ OS_ENDPOINT: 'http://127.0.0.1:9511/v1', OS_TOKEN: 'ADMIN' });
   assert.equal(c.authType, 'admin_token');
@@ -120,13 +120,13 @@ test('OS_ENDPOINT with OS_TOKEN selects admin_token, as the openstack client doe
   assert.doesNotThrow(() => new Session(c).close());
 });
 
-test('OS_AUTH_TYPE=none needs only an endpoint; v3token needs a token', (t) => {
+void test('OS_AUTH_TYPE=none needs only an endpoint; v3token needs a token', (t) => {
   const { load } = sandbox(t);
   assert.equal(load({ OS_AUTH_TYPE: 'none', OS_ENDPOINT: 'http://x/v1' }).authType, 'none');
   assert.equal(load({ OS_AUTH_TYPE: 'v3token', OS_AUTH_URL: 'http://k/v3', OS_TOKEN: 't', OS_PROJECT_ID: 'p' }).authType, 'v3token');
 });
 
-test('errors name every missing setting and where to give it', (t) => {
+void test('errors name every missing setting and where to give it', (t) => {
   const { load } = sandbox(t);
   assert.throws(
     () => load({ OS_AUTH_URL: 'http://k/v3', OS_USERNAME: 'demo' }),
@@ -146,7 +146,7 @@ test('errors name every missing setting and where to give it', (t) => {
   assert.throws(() => load({ OS_AUTH_URL: 'http://k', OS_USERNAME: 'u', OS_PASSWORD: 'p', OS_INTERFACE: 'private' }), /interface: expected public, internal or admin/);
 });
 
-test('an unknown cloud name lists the clouds the file defines', (t) => {
+void test('an unknown cloud name lists the clouds the file defines', (t) => {
   const { write, load } = sandbox(t);
   const path = write('cwd/clouds.yaml', DEVSTACK);
   assert.throws(() => load({ OS_CLOUD: 'prod' }), (err: unknown) => {
@@ -156,17 +156,17 @@ test('an unknown cloud name lists the clouds the file defines', (t) => {
   });
 });
 
-test('nothing configured at all says how to configure a cloud', (t) => {
+void test('nothing configured at all says how to configure a cloud', (t) => {
   const { load } = sandbox(t);
   assert.throws(() => load({}), /no cloud selected: set OS_CLOUD .* or OS_AUTH_URL with credentials, or OS_ENDPOINT with OS_TOKEN/);
 });
 
-test('a missing OS_CLIENT_CONFIG_FILE is an error rather than a silent fallback', (t) => {
+void test('a missing OS_CLIENT_CONFIG_FILE is an error rather than a silent fallback', (t) => {
   const { load } = sandbox(t);
   assert.throws(() => load({ OS_CLIENT_CONFIG_FILE: '/nonexistent/clouds.yaml', OS_CLOUD: 'x' }), /clouds.yaml file \/nonexistent\/clouds.yaml does not exist/);
 });
 
-test('clouds.yaml extras: verify, inline cacert, regions list, numeric values and endpoint overrides', (t) => {
+void test('clouds.yaml extras: verify, inline cacert, regions list, numeric values and endpoint overrides', (t) => {
   const { write, load } = sandbox(t);
   write(
     'cwd/clouds.yaml',

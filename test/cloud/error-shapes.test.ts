@@ -196,7 +196,7 @@ const CASES: Case[] = [
   },
 ];
 
-test('each service error body shape yields the right kind and the cloud message verbatim', async (t) => {
+void test('each service error body shape yields the right kind and the cloud message verbatim', async (t) => {
   const byPath = new Map(CASES.map((c, i) => [`/svc/${i}`, c.reply]));
   const server = await startFixture((req) => byPath.get(req.path));
   t.after(() => server.close());
@@ -213,7 +213,7 @@ test('each service error body shape yields the right kind and the cloud message 
   }
 });
 
-test('deleteIgnoringNotFound treats a 404 as already deleted and rethrows anything else', async (t) => {
+void test('deleteIgnoringNotFound treats a 404 as already deleted and rethrows anything else', async (t) => {
   const server = await startFixture((req) =>
     req.path === '/svc/servers/gone'
       ? { status: 404, body: { itemNotFound: { code: 404, message: 'Instance gone could not be found.' } } }

@@ -29,7 +29,7 @@ async function cloud(t: { after: (fn: () => unknown) => void }, handler: Paramet
 
 const servers = Array.from({ length: 7 }, (_, i) => ({ id: `s${i}`, name: `node-${i}`, status: 'ACTIVE', addresses: {}, metadata: {}, tags: ['c1'] }));
 
-test('Nova server lists follow servers_links across pages and keep the filters', async (t) => {
+void test('Nova server lists follow servers_links across pages and keep the filters', async (t) => {
   const { server, clients } = await cloud(t, (req) => {
     if (req.path !== '/compute/v2.1/servers/detail') return undefined;
     const { page, next } = paged(servers, 3, req);
@@ -46,7 +46,7 @@ test('Nova server lists follow servers_links across pages and keep the filters',
   assert.equal(reqs[2]!.headers['openstack-api-version'], 'compute 2.53');
 });
 
-test('Neutron lists follow *_links even when the link names an internal host', async (t) => {
+void test('Neutron lists follow *_links even when the link names an internal host', async (t) => {
   const ports = Array.from({ length: 5 }, (_, i) => ({ id: `p${i}`, name: `port-${i}`, network_id: 'n1', fixed_ips: [], security_groups: [] }));
   const { server, clients } = await cloud(t, (req) => {
     if (req.path !== '/network/v2.0/ports') return undefined;
@@ -58,7 +58,7 @@ test('Neutron lists follow *_links even when the link names an internal host', a
   assert.ok(server.requests.every((r) => r.query.get('network_id') === 'n1'));
 });
 
-test('Glance lists follow the relative next link', async (t) => {
+void test('Glance lists follow the relative next link', async (t) => {
   const images = Array.from({ length: 4 }, (_, i) => ({ id: `i${i}`, name: `img-${i}`, status: 'active', os_distro: 'ubuntu', hw_disk_bus: 'scsi' }));
   const { clients } = await cloud(t, (req) => {
     if (req.path !== '/image/v2/images') return undefined;
@@ -71,7 +71,7 @@ test('Glance lists follow the relative next link', async (t) => {
   assert.deepEqual(list[0]!.properties, { os_distro: 'ubuntu', hw_disk_bus: 'scsi' });
 });
 
-test('Octavia and Cinder lists follow their links', async (t) => {
+void test('Octavia and Cinder lists follow their links', async (t) => {
   const lbs = Array.from({ length: 3 }, (_, i) => ({ id: `lb${i}`, name: `lb-${i}`, provisioning_status: 'ACTIVE', operating_status: 'ONLINE', listeners: [], pools: [] }));
   const vols = Array.from({ length: 3 }, (_, i) => ({ id: `v${i}`, name: `vol-${i}`, status: 'available', size: 10, bootable: 'false' }));
   const { clients, server } = await cloud(t, (req) => {
@@ -92,7 +92,7 @@ test('Octavia and Cinder lists follow their links', async (t) => {
   assert.equal(server.requests.filter((r) => r.path.includes('volumes')).length, 3);
 });
 
-test('Swift listings page by marker until a short page', async (t) => {
+void test('Swift listings page by marker until a short page', async (t) => {
   const objects = Array.from({ length: 10_001 }, (_, i) => ({ name: `backup/${String(i).padStart(6, '0')}`, bytes: 1, hash: 'h', content_type: 'application/octet-stream', last_modified: '2026-01-01T00:00:00' }));
   const { clients, server } = await cloud(t, (req) => {
     if (req.path !== '/swift/v1/AUTH_p1/etcd') return undefined;
@@ -107,7 +107,7 @@ test('Swift listings page by marker until a short page', async (t) => {
   assert.equal(server.requests[1]!.query.get('marker'), 'backup/009999');
 });
 
-test('a next link that repeats itself ends the listing instead of looping', async (t) => {
+void test('a next link that repeats itself ends the listing instead of looping', async (t) => {
   const { clients, server } = await cloud(t, (req) =>
     req.path === '/network/v2.0/networks'
       ? { status: 200, body: { networks: [{ id: 'n1', name: 'x' }], networks_links: [{ rel: 'next', href: '/v2.0/networks?marker=n1' }] } }
@@ -118,7 +118,7 @@ test('a next link that repeats itself ends the listing instead of looping', asyn
   assert.equal(server.requests.length, 2);
 });
 
-test('an answer that does not match the expected shape is a clear non-transient error', async (t) => {
+void test('an answer that does not match the expected shape is a clear non-transient error', async (t) => {
   const { clients } = await cloud(t, (req) => (req.path === '/compute/v2.1/servers/s1' ? { status: 200, body: { server: { id: 's1' } } } : undefined));
   await assert.rejects(clients.compute.getServer('s1'), (err: unknown) => {
     assert.ok(err instanceof CloudError);

@@ -49,7 +49,7 @@ function harness(config: CloudConfig, options: SessionOptions = {}) {
 
 const service = (path: string, reply: ReturnType<Handler>): Handler => (req) => (req.path === path ? reply : undefined);
 
-test('password auth sends the Keystone v3 body and uses the token on service calls', async (t) => {
+void test('password auth sends the Keystone v3 body and uses the token on service calls', async (t) => {
   const server = await startFixture();
   t.after(() => server.close());
   server.handle(routes(keystone({ services: { compute: '{base}/compute/v2.1' } }), service('/compute/v2.1/flavors', { status: 200, body: { flavors: [] } })));
@@ -71,7 +71,7 @@ test('password auth sends the Keystone v3 body and uses the token on service cal
   assert.equal(await session.userId(), 'u-1');
 });
 
-test('an unversioned auth_url gets /v3 appended', async (t) => {
+void test('an unversioned auth_url gets /v3 appended', async (t) => {
   const server = await startFixture(keystone());
   t.after(() => server.close());
   const config = passwordConfig(server);
@@ -82,7 +82,7 @@ test('an unversioned auth_url gets /v3 appended', async (t) => {
   assert.equal(server.tokenRequests()[0]!.path, '/identity/v3/auth/tokens');
 });
 
-test('one token serves many calls, also when they start together', async (t) => {
+void test('one token serves many calls, also when they start together', async (t) => {
   const server = await startFixture(routes(keystone({ services: { network: '{base}/net' } }), service('/net/v2.0/networks', { status: 200, body: { networks: [] } })));
   t.after(() => server.close());
   const { session } = harness(passwordConfig(server));
@@ -93,7 +93,7 @@ test('one token serves many calls, also when they start together', async (t) => 
   assert.equal(server.serviceRequests().length, 4);
 });
 
-test('re-authenticates shortly before the token expires', async (t) => {
+void test('re-authenticates shortly before the token expires', async (t) => {
   const server = await startFixture(routes(keystone({ ttlSeconds: 3600, services: { image: '{base}/image' } }), service('/image/v2/images', { status: 200, body: { images: [] } })));
   t.after(() => server.close());
   const { session, clock } = harness(passwordConfig(server));
@@ -108,7 +108,7 @@ test('re-authenticates shortly before the token expires', async (t) => {
   assert.equal(server.serviceRequests()[2]!.headers['x-auth-token'], 'tok-2');
 });
 
-test('a 401 from a service triggers exactly one re-authentication and a repeat', async (t) => {
+void test('a 401 from a service triggers exactly one re-authentication and a repeat', async (t) => {
   const server = await startFixture();
   t.after(() => server.close());
   const ks = keystone({ services: { compute: '{base}/compute' } });
@@ -124,7 +124,7 @@ test('a 401 from a service triggers exactly one re-authentication and a repeat',
   assert.deepEqual(server.serviceRequests().map((r) => r.headers['x-auth-token']), ['tok-1', 'tok-2']);
 });
 
-test('a 401 that persists after re-authentication is an unauthorized error, not a loop', async (t) => {
+void test('a 401 that persists after re-authentication is an unauthorized error, not a loop', async (t) => {
   const server = await startFixture(routes(keystone({ services: { compute: '{base}/compute' } }), service('/compute/servers', { status: 401, body: { error: { code: 401, title: 'Unauthorized', message: 'The request you have made requires authentication.' } } })));
   t.after(() => server.close());
   const { session } = harness(passwordConfig(server));
@@ -140,7 +140,7 @@ test('a 401 that persists after re-authentication is an unauthorized error, not 
   assert.equal(server.serviceRequests().length, 2);
 });
 
-test('Keystone refusing the credentials gives an unauthorized error with its message', async (t) => {
+void test('Keystone refusing the credentials gives an unauthorized error with its message', async (t) => {
   const server = await startFixture(keystone({ refuse: { status: 401, body: { error: { code: 401, title: 'Unauthorized', message: 'The account is locked for user: u-1.' } } } }));
   t.after(() => server.close());
   const { session } = harness(passwordConfig(server));
@@ -155,7 +155,7 @@ test('Keystone refusing the credentials gives an unauthorized error with its mes
   assert.equal(server.tokenRequests().length, 1);
 });
 
-test('a GET answered 503 is retried after a backoff wait and then succeeds', async (t) => {
+void test('a GET answered 503 is retried after a backoff wait and then succeeds', async (t) => {
   let calls = 0;
   const server = await startFixture(routes(keystone({ services: { network: '{base}/net' } }), (req) => {
     if (req.path !== '/net/v2.0/ports') return undefined;
@@ -178,7 +178,7 @@ test('a GET answered 503 is retried after a backoff wait and then succeeds', asy
   assert.equal(calls, 2);
 });
 
-test('backoff doubles per attempt, is capped, and gives up after maxRetries', async (t) => {
+void test('backoff doubles per attempt, is capped, and gives up after maxRetries', async (t) => {
   const server = await startFixture(routes(keystone({ services: { network: '{base}/net' } }), service('/net/x', { status: 502, text: 'Bad Gateway' })));
   t.after(() => server.close());
   const { session, clock, nextRetry } = harness(passwordConfig(server), { maxRetries: 4, retryBaseMs: 1000, retryMaxDelayMs: 3000, random: () => 0.999 });
@@ -201,7 +201,7 @@ test('backoff doubles per attempt, is capped, and gives up after maxRetries', as
   assert.equal(server.serviceRequests().length, 5);
 });
 
-test('503 with Retry-After waits at least as long as asked', async (t) => {
+void test('503 with Retry-After waits at least as long as asked', async (t) => {
   let calls = 0;
   const server = await startFixture(routes(keystone({ services: { compute: '{base}/c' } }), (req) => {
     if (req.path !== '/c/limits') return undefined;
@@ -220,7 +220,7 @@ test('503 with Retry-After waits at least as long as asked', async (t) => {
   assert.equal((await pending).status, 200);
 });
 
-test('429 Too Many Requests is retried like a transient failure', async (t) => {
+void test('429 Too Many Requests is retried like a transient failure', async (t) => {
   let calls = 0;
   const server = await startFixture(routes(keystone({ services: { compute: '{base}/c' } }), (req) => {
     if (req.path !== '/c/flavors') return undefined;
@@ -236,7 +236,7 @@ test('429 Too Many Requests is retried like a transient failure', async (t) => {
   assert.equal((await pending).status, 200);
 });
 
-test('a POST answered 503 is not repeated unless the caller says it is safe', async (t) => {
+void test('a POST answered 503 is not repeated unless the caller says it is safe', async (t) => {
   const server = await startFixture(routes(keystone({ services: { compute: '{base}/c' } }), service('/c/servers', { status: 503, body: { computeFault: { code: 503, message: 'try later' } } })));
   t.after(() => server.close());
   const { session, clock, nextRetry } = harness(passwordConfig(server), { maxRetries: 1 });
@@ -251,7 +251,7 @@ test('a POST answered 503 is not repeated unless the caller says it is safe', as
   assert.equal(server.serviceRequests().length, 3);
 });
 
-test('4xx answers and 501 are never retried', async (t) => {
+void test('4xx answers and 501 are never retried', async (t) => {
   const answers: Record<string, { status: number; body: unknown }> = {
     '/c/400': { status: 400, body: { badRequest: { code: 400, message: 'Invalid input' } } },
     '/c/404': { status: 404, body: { itemNotFound: { code: 404, message: 'gone' } } },
@@ -274,7 +274,7 @@ test('4xx answers and 501 are never retried', async (t) => {
   assert.equal(server.serviceRequests().length, 4);
 });
 
-test('a call that gets no answer times out after timeoutMs instead of hanging', async (t) => {
+void test('a call that gets no answer times out after timeoutMs instead of hanging', async (t) => {
   const server = await startFixture(routes(keystone({ services: { compute: '{base}/c' } }), service('/c/servers/s1', 'hang')));
   t.after(() => server.close());
   const { session, clock } = harness(passwordConfig(server), { maxRetries: 0, timeoutMs: 10_000 });
@@ -290,7 +290,7 @@ test('a call that gets no answer times out after timeoutMs instead of hanging', 
   assert.equal(err.transient, true);
 });
 
-test('the default deadline is 30 seconds and a timed-out GET is retried', async (t) => {
+void test('the default deadline is 30 seconds and a timed-out GET is retried', async (t) => {
   let calls = 0;
   const server = await startFixture(routes(keystone({ services: { compute: '{base}/c' } }), (req) => {
     if (req.path !== '/c/servers/s1') return undefined;
@@ -309,7 +309,7 @@ test('the default deadline is 30 seconds and a timed-out GET is retried', async 
   assert.equal((await pending).status, 200);
 });
 
-test('a connection reset is a network error, and a GET is retried after it', async (t) => {
+void test('a connection reset is a network error, and a GET is retried after it', async (t) => {
   let calls = 0;
   const server = await startFixture(routes(keystone({ services: { compute: '{base}/c' } }), (req) => {
     if (req.path !== '/c/flavors') return undefined;
@@ -327,7 +327,7 @@ test('a connection reset is a network error, and a GET is retried after it', asy
   assert.equal((await pending).status, 200);
 });
 
-test('a refused connection is a transient network error', async (t) => {
+void test('a refused connection is a transient network error', async (t) => {
   const server = await startFixture();
   const url = server.url;
   await server.close();
@@ -342,7 +342,7 @@ test('a refused connection is a transient network error', async (t) => {
   });
 });
 
-test('admin_token sends the fixed token to the endpoint and never calls Keystone', async (t) => {
+void test('admin_token sends the fixed token to the endpoint and never calls Keystone', async (t) => {
   const server = await startFixture(service('/magnum/v1/clusters', { status: 200, body: { clusters: [] } }));
   t.after(() => server.close());
   const session = new Session({ authType: 'admin_token', auth: { token: 'ADMIN' }, endpointOverride: `${server.url}/magnum/v1/` });
@@ -353,7 +353,7 @@ test('admin_token sends the fixed token to the endpoint and never calls Keystone
   assert.equal(server.requests[0]!.headers['x-auth-token'], 'ADMIN');
 });
 
-test('auth type none sends no token at all', async (t) => {
+void test('auth type none sends no token at all', async (t) => {
   const server = await startFixture(service('/v1/clusters', { status: 200, body: { clusters: [] } }));
   t.after(() => server.close());
   const session = new Session({ authType: 'none', auth: {}, endpointOverride: `${server.url}/v1` });
@@ -362,7 +362,7 @@ test('auth type none sends no token at all', async (t) => {
   assert.equal(server.requests[0]!.headers['x-auth-token'], undefined);
 });
 
-test('application credentials authenticate without a scope and cannot be re-scoped', async (t) => {
+void test('application credentials authenticate without a scope and cannot be re-scoped', async (t) => {
   const server = await startFixture(keystone());
   t.after(() => server.close());
   const { session } = harness({
@@ -377,7 +377,7 @@ test('application credentials authenticate without a scope and cannot be re-scop
   assert.throws(() => session.forProject('other'), /bound to their own project/);
 });
 
-test('a token credential is exchanged for a project-scoped token', async (t) => {
+void test('a token credential is exchanged for a project-scoped token', async (t) => {
   const server = await startFixture(keystone());
   t.after(() => server.close());
   const { session } = harness({ authType: 'v3token', auth: { auth_url: `${server.url}/v3`, token: 'outer', project_id: 'p9' } });
@@ -388,7 +388,7 @@ test('a token credential is exchanged for a project-scoped token', async (t) => 
   });
 });
 
-test('forProject authenticates with the same credentials scoped to the other project', async (t) => {
+void test('forProject authenticates with the same credentials scoped to the other project', async (t) => {
   const server = await startFixture(routes(keystone({ services: { volume: '{base}/volume/v3/{project_id}' } }), (req) =>
     req.path.endsWith('/volumes/detail') ? { status: 200, body: { volumes: [] } } : undefined,
   ));
@@ -404,7 +404,7 @@ test('forProject authenticates with the same credentials scoped to the other pro
   assert.equal(await tenant.projectId(), 'p-tenant');
 });
 
-test('catalog look-up honours region and interface, and falls back from container-infra to container', async (t) => {
+void test('catalog look-up honours region and interface, and falls back from container-infra to container', async (t) => {
   const ep = (iface: string, region: string, url: string) => ({ interface: iface, region, region_id: region, url });
   const server = await startFixture(keystone({
     catalog: [
@@ -430,7 +430,7 @@ test('catalog look-up honours region and interface, and falls back from containe
   });
 });
 
-test('per-service endpoint overrides win over the catalog and get the project id filled in', async (t) => {
+void test('per-service endpoint overrides win over the catalog and get the project id filled in', async (t) => {
   const server = await startFixture(keystone({ services: { 'object-store': 'http://catalog/swift' } }));
   t.after(() => server.close());
   const { session } = harness(passwordConfig(server, { endpointOverrides: { 'object-store': 'http://override/v1/AUTH_{project_id}' } }));
@@ -438,7 +438,7 @@ test('per-service endpoint overrides win over the catalog and get the project id
   assert.equal(await session.endpoint('object-store'), 'http://override/v1/AUTH_id-of-demo');
 });
 
-test('query parameters, raw bodies and non-JSON answers pass through', async (t) => {
+void test('query parameters, raw bodies and non-JSON answers pass through', async (t) => {
   const server = await startFixture((req) => {
     if (req.path === '/img/v2/images/i1/file') return { status: 204 };
     if (req.path === '/img/text') return { status: 200, headers: { 'content-type': 'text/plain' }, text: 'hello' };
@@ -458,7 +458,7 @@ test('query parameters, raw bodies and non-JSON answers pass through', async (t)
   assert.ok(Buffer.isBuffer(buf.body));
 });
 
-test('the request id of a failed call is kept on the error', async (t) => {
+void test('the request id of a failed call is kept on the error', async (t) => {
   const server = await startFixture(service('/c/servers/x', { status: 404, headers: { 'x-openstack-request-id': 'req-42' }, body: { itemNotFound: { code: 404, message: 'Instance x could not be found.' } } }));
   t.after(() => server.close());
   const session = new Session({ authType: 'admin_token', auth: { token: 'T' }, endpointOverride: `${server.url}/c` });
