@@ -1,0 +1,79 @@
+import { CapiAnnotations, CapiTypes, MagnumTypes, type CapiClusterObject } from '../../domain/index.ts';
+import type { ObjectStore } from '../../store/index.ts';
+import {
+  DEFAULT_SETTINGS,
+  type ControllerDeps,
+  type EngineSettings,
+  type WorkloadClientApi,
+} from '../deps.ts';
+import { NodeSnapshots } from './node-snapshots.ts';
+import { ObjectCache } from './object-cache.ts';
+
+/**
+ * What every reconciler of this package shares: the dependencies, resolved settings, the
+ * object cache (lists by cluster and owner) and the node snapshots of workload clusters.
+ */
+export interface Env {
+  store: ObjectStore;
+  deps: ControllerDeps;
+  settings: EngineSettings;
+  cache: ObjectCache;
+  nodes: NodeSnapshots;
+}
+
+/** Kinds the cache indexes. */
+export const CACHED_TYPES = [
+  CapiTypes.Cluster,
+  CapiTypes.Machine,
+  CapiTypes.MachineSet,
+  CapiTypes.MachineDeployment,
+  CapiTypes.MachineHealthCheck,
+  CapiTypes.KubeadmControlPlane,
+  CapiTypes.KubeadmConfig,
+  CapiTypes.OpenStackCluster,
+  CapiTypes.OpenStackMachine,
+  CapiTypes.OpenStackMachineTemplate,
+  CapiTypes.KubeadmConfigTemplate,
+  MagnumTypes.NodeGroup,
+] as const;
+
+/** Build the shared environment over a store. */
+export function createEnv(store: ObjectStore, deps: ControllerDeps): Env {
+  const env: Env = {
+    store,
+    deps,
+    settings: { ...DEFAULT_SETTINGS, ...(deps.settings ?? {}) },
+    cache: new ObjectCache(store, CACHED_TYPES),
+    nodes: new NodeSnapshots((cluster) => workloadClient(env, cluster), deps.clock),
+  };
+  return env;
+}
+
+/** The CAPI Cluster an object belongs to, read fresh. */
+export async function getCapiCluster(
+  store: ObjectStore,
+  namespace: string,
+  name: string,
+): Promise<CapiClusterObject | undefined> {
+  return store.get<CapiClusterObject>(CapiTypes.Cluster, namespace, name);
+}
+
+/** True when reconciliation of objects of this cluster is paused. */
+export function isPaused(
+  cluster: CapiClusterObject | undefined,
+  obj?: { metadata: { annotations: Record<string, string> } },
+): boolean {
+  if (cluster?.spec.paused) return true;
+  if (cluster && 'cluster.x-k8s.io/paused' in cluster.metadata.annotations) return true;
+  return obj !== undefined && 'cluster.x-k8s.io/paused' in obj.metadata.annotations;
+}
+
+/** A client of the cluster's workload API, when it can be reached (see `endpointAnnotationOnly`). */
+export async function workloadClient(
+  env: Env,
+  cluster: CapiClusterObject,
+): Promise<WorkloadClientApi | undefined> {
+  if (env.settings.endpointAnnotationOnly && !cluster.metadata.annotations[CapiAnnotations.workloadEndpoint])
+    return undefined;
+  return env.deps.workload.forCluster(cluster);
+}

@@ -1,0 +1,134 @@
+import {
+  ConflictError,
+  NotFoundError,
+  type ApiObject,
+  type OwnerReference,
+  type TypeKey,
+} from '../../domain/index.ts';
+import type { AnyObject, ObjectStore } from '../../store/index.ts';
+import { canonicalJson } from './hash.ts';
+
+/**
+ * Store writes every reconciler needs, each guarded by the object's resourceVersion: a
+ * conflict means someone else wrote first, and the reconcile is simply run again.
+ */
+
+/** True for the store's optimistic-concurrency conflict (stale resourceVersion). */
+export function isConflict(err: unknown): boolean {
+  return err instanceof ConflictError && err.code === 'Conflict';
+}
+
+/** True when a create lost against an existing object of the same name. */
+export function isAlreadyExists(err: unknown): boolean {
+  return err instanceof ConflictError && err.code === 'AlreadyExists';
+}
+
+/** Add a finalizer and persist it; returns the stored object (unchanged when present). */
+export async function ensureFinalizer<T extends AnyObject>(
+  store: ObjectStore,
+  obj: T,
+  finalizer: string,
+): Promise<T> {
+  if (obj.metadata.finalizers.includes(finalizer)) return obj;
+  return store.update<T>({
+    ...obj,
+    metadata: { ...obj.metadata, finalizers: [...obj.metadata.finalizers, finalizer] },
+  });
+}
+
+/** Remove a finalizer (which removes a deleting object when it was the last). Gone already → fine. */
+export async function removeFinalizer<T extends AnyObject>(
+  store: ObjectStore,
+  obj: T,
+  finalizer: string,
+): Promise<void> {
+  if (!obj.metadata.finalizers.includes(finalizer)) return;
+  try {
+    await store.update<T>({
+      ...obj,
+      metadata: { ...obj.metadata, finalizers: obj.metadata.finalizers.filter((f) => f !== finalizer) },
+    });
+  } catch (err) {
+    if (err instanceof NotFoundError) return;
+    throw err;
+  }
+}
+
+/**
+ * Write `status` when it differs from the stored one (no write, no watch event otherwise:
+ * an idle system stays idle). Returns the object as stored afterwards.
+ */
+export async function writeStatus<T extends AnyObject>(
+  store: ObjectStore,
+  obj: T,
+  status: T['status'],
+): Promise<T> {
+  if (canonicalJson(obj.status) === canonicalJson(status)) return obj;
+  return store.updateStatus<T>({ ...obj, status });
+}
+
+/** Write metadata/spec changes when they differ. */
+export async function writeObject<T extends AnyObject>(store: ObjectStore, before: T, after: T): Promise<T> {
+  if (
+    canonicalJson(before.spec) === canonicalJson(after.spec) &&
+    canonicalJson(before.metadata.labels) === canonicalJson(after.metadata.labels) &&
+    canonicalJson(before.metadata.annotations) === canonicalJson(after.metadata.annotations) &&
+    canonicalJson(before.metadata.ownerReferences) === canonicalJson(after.metadata.ownerReferences) &&
+    canonicalJson(before.metadata.finalizers) === canonicalJson(after.metadata.finalizers)
+  ) {
+    return before;
+  }
+  return store.update<T>(after);
+}
+
+/** Delete, treating "already gone" as done. Returns true when the object no longer exists. */
+export async function deleteObject(
+  store: ObjectStore,
+  type: TypeKey,
+  namespace: string,
+  name: string,
+): Promise<boolean> {
+  try {
+    const left = await store.delete(type, namespace, name);
+    return left === undefined;
+  } catch (err) {
+    if (err instanceof NotFoundError) return true;
+    throw err;
+  }
+}
+
+/** An owner reference to `owner`. */
+export function ownerRef(owner: ApiObject, controller = true): OwnerReference {
+  return {
+    apiVersion: owner.apiVersion,
+    kind: owner.kind,
+    name: owner.metadata.name,
+    uid: owner.metadata.uid,
+    ...(controller ? { controller: true, blockOwnerDeletion: true } : {}),
+  };
+}
+
+/** True when `obj` has an owner reference to `owner`'s uid. */
+export function isOwnedBy(obj: ApiObject, owner: { metadata: { uid: string } }): boolean {
+  return obj.metadata.ownerReferences.some((r) => r.uid === owner.metadata.uid);
+}
+
+/** The controlling owner reference of `obj` of a given kind, if any. */
+export function controllerOf(obj: ApiObject, kind?: string): OwnerReference | undefined {
+  return obj.metadata.ownerReferences.find(
+    (r) => r.controller === true && (kind === undefined || r.kind === kind),
+  );
+}
+
+/** `obj` with `ref` added to its owner references (replacing one with the same uid). */
+export function withOwnerRef<T extends AnyObject>(obj: T, ref: OwnerReference): T {
+  const others = obj.metadata.ownerReferences.filter(
+    (r) => r.uid !== ref.uid && !(ref.controller && r.controller),
+  );
+  return { ...obj, metadata: { ...obj.metadata, ownerReferences: [...others, ref] } };
+}
+
+/** ISO time string of a clock reading. */
+export function iso(ms: number): string {
+  return new Date(ms).toISOString();
+}

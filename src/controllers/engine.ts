@@ -1,0 +1,50 @@
+import { createEnv, type Env } from './common/env.ts';
+import type { Reconciler } from './common/runtime-types.ts';
+import { clusterReconciler } from './cluster/cluster-controller.ts';
+import type { ControllerDeps } from './deps.ts';
+import { kubeadmConfigReconciler } from './kubeadm-config/kubeadm-config-controller.ts';
+import { kcpReconciler } from './kubeadm-control-plane/kcp-controller.ts';
+import { machineDeploymentReconciler } from './machine-deployment/md-controller.ts';
+import { machineHealthCheckReconciler } from './machine-health-check/mhc-controller.ts';
+import { machineSetReconciler } from './machine-set/ms-controller.ts';
+import { machineReconciler } from './machine/machine-controller.ts';
+import { magnumClusterReconciler } from './magnum-driver/magnum-controller.ts';
+import { openStackClusterReconciler } from './openstack-cluster/osc-controller.ts';
+import { openStackMachineReconciler } from './openstack-machine/osm-controller.ts';
+
+/** The provisioning engine's reconcilers and their shared environment. */
+export interface Controllers {
+  reconcilers: Reconciler[];
+  /** Shared caches (for benchmarks and diagnostics). */
+  env: Env;
+}
+
+/**
+ * Every reconciler of the provisioning engine — Cluster API core (Cluster, KubeadmControlPlane,
+ * MachineDeployment, MachineSet, Machine, MachineHealthCheck, KubeadmConfig), the OpenStack
+ * infrastructure (OpenStackCluster, OpenStackMachine) and the Magnum driver — sharing one
+ * object cache over `deps.store`. Register them with a `ControllerManager` on the same store.
+ */
+export function createControllers(deps: ControllerDeps): Reconciler[] {
+  return createEngine(deps).reconcilers;
+}
+
+/** {@link createControllers} with the shared environment (benchmarks, diagnostics). */
+export function createEngine(deps: ControllerDeps): Controllers {
+  const env = createEnv(deps.store, deps);
+  return {
+    env,
+    reconcilers: [
+      magnumClusterReconciler(env),
+      clusterReconciler(env),
+      openStackClusterReconciler(env),
+      kcpReconciler(env),
+      machineDeploymentReconciler(env),
+      machineSetReconciler(env),
+      machineReconciler(env),
+      kubeadmConfigReconciler(env),
+      openStackMachineReconciler(env),
+      machineHealthCheckReconciler(env),
+    ],
+  };
+}

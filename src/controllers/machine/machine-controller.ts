@@ -1,0 +1,189 @@
+import {
+  CapiConditions,
+  CapiFinalizers,
+  CapiLabels,
+  CapiTypes,
+  isConditionTrue,
+  type ApiObject,
+  type MachineObject,
+  type MachineStatus,
+} from '../../domain/index.ts';
+import { buildConditions, falseCondition, trueCondition, type ConditionInput } from '../common/conditions.ts';
+import { getCapiCluster, isPaused, type Env } from '../common/env.ts';
+import type { ObjectRef, ReconcileContext, ReconcileResult, Reconciler } from '../common/runtime-types.ts';
+import { iso, writeObject, writeStatus } from '../common/writes.ts';
+import { reconcileMachineDelete } from './machine-delete.ts';
+import {
+  observeBootstrap,
+  observeInfrastructure,
+  observeNode,
+  type MachineObservation,
+} from './machine-phases.ts';
+import { machinePhase } from './machine-status.ts';
+
+/** Conditions on a Machine written by others (health checks), kept across reconciles. */
+const FOREIGN_CONDITIONS = [
+  CapiConditions.HealthCheckSucceeded,
+  CapiConditions.OwnerRemediated,
+  CapiConditions.UpToDate,
+];
+
+/**
+ * The Machine controller: ties a Machine to its bootstrap config and its OpenStackMachine,
+ * learns the provider ID and addresses, finds the node that joined the workload cluster
+ * (`status.nodeRef`, which makes the Machine Running), mirrors its readiness, and deletes in
+ * order (drain, server, bootstrap, node).
+ */
+export function machineReconciler(env: Env): Reconciler {
+  return {
+    name: 'machine',
+    type: CapiTypes.Machine,
+    watches: [
+      { type: CapiTypes.KubeadmConfig, map: ownedBy('Machine') },
+      { type: CapiTypes.OpenStackMachine, map: ownedBy('Machine') },
+      {
+        type: CapiTypes.Cluster,
+        map: async (obj: ApiObject) =>
+          (
+            await env.cache.listByCluster<MachineObject>(
+              CapiTypes.Machine,
+              obj.metadata.namespace,
+              obj.metadata.name,
+            )
+          ).map(refOf),
+      },
+    ],
+    reconcile: (ctx, ref) => reconcileMachine(env, ctx, ref),
+  };
+}
+
+function refOf(o: ApiObject): ObjectRef {
+  return { namespace: o.metadata.namespace, name: o.metadata.name };
+}
+
+/** Map an object to its owners of `kind`. */
+export function ownedBy(kind: string): (obj: ApiObject) => ObjectRef[] {
+  return (obj) =>
+    obj.metadata.ownerReferences
+      .filter((r) => r.kind === kind)
+      .map((r) => ({ namespace: obj.metadata.namespace, name: r.name }));
+}
+
+async function reconcileMachine(
+  env: Env,
+  ctx: ReconcileContext,
+  ref: ObjectRef,
+): Promise<ReconcileResult | void> {
+  const { store } = ctx;
+  let m = await store.get<MachineObject>(CapiTypes.Machine, ref.namespace, ref.name);
+  if (!m) return;
+  const cluster = await getCapiCluster(store, m.metadata.namespace, m.spec.clusterName);
+  if (m.metadata.deletionTimestamp) return reconcileMachineDelete(env, ctx, m, cluster);
+  if (isPaused(cluster, m)) return;
+
+  if (
+    !m.metadata.finalizers.includes(CapiFinalizers.machine) ||
+    m.metadata.labels[CapiLabels.clusterName] !== m.spec.clusterName
+  ) {
+    m = await store.update<MachineObject>({
+      ...m,
+      metadata: {
+        ...m.metadata,
+        labels: { ...m.metadata.labels, [CapiLabels.clusterName]: m.spec.clusterName },
+        finalizers: [...new Set([...m.metadata.finalizers, CapiFinalizers.machine])],
+      },
+    });
+  }
+
+  const obs: MachineObservation = { conditions: [], bootstrapReady: false, infraProvisioned: false };
+  await observeBootstrap(store, m, obs);
+  await observeInfrastructure(store, m, obs);
+  const providerID = obs.providerID ?? m.spec.providerID;
+  await observeNode(env, cluster, m, providerID, obs);
+
+  // Spec fields learned from the bootstrap and infrastructure objects.
+  const dataSecretName = obs.dataSecretName ?? m.spec.bootstrap.dataSecretName;
+  if (dataSecretName !== m.spec.bootstrap.dataSecretName || providerID !== m.spec.providerID) {
+    m = await writeObject(store, m, {
+      ...m,
+      spec: {
+        ...m.spec,
+        bootstrap: { ...m.spec.bootstrap, ...(dataSecretName ? { dataSecretName } : {}) },
+        ...(providerID ? { providerID } : {}),
+      },
+    });
+  }
+
+  const now = env.deps.clock.now();
+  const ready =
+    obs.bootstrapReady &&
+    obs.infraProvisioned &&
+    obs.nodeRef !== undefined &&
+    obs.conditions.some((c) => c.type === CapiConditions.NodeReady && c.status === 'True');
+  const extra: ConditionInput[] = [
+    ready
+      ? trueCondition(CapiConditions.Ready)
+      : falseCondition(CapiConditions.Ready, 'NotReady', readyMessage(obs)),
+  ];
+  const minReady = (m.spec.minReadySeconds ?? 0) * 1000;
+  const readySince = obs.nodeReadySince ? Date.parse(obs.nodeReadySince) : now;
+  const available = ready && now - readySince >= minReady;
+  extra.push(
+    available
+      ? trueCondition(CapiConditions.Available)
+      : falseCondition(
+          CapiConditions.Available,
+          'NotAvailable',
+          ready ? 'waiting for minReadySeconds' : 'machine is not ready',
+        ),
+  );
+
+  const next: MachineStatus = {
+    ...(obs.nodeRef ? { nodeRef: obs.nodeRef } : {}),
+    ...(obs.nodeInfo ? { nodeInfo: obs.nodeInfo } : {}),
+    ...(obs.addresses ? { addresses: obs.addresses } : {}),
+    ...(obs.failureDomain ? { failureDomain: obs.failureDomain } : {}),
+    ...(m.status.deletion ? { deletion: m.status.deletion } : {}),
+    initialization: {
+      bootstrapDataSecretCreated: obs.bootstrapReady,
+      infrastructureProvisioned: obs.infraProvisioned,
+    },
+    conditions: buildConditions(
+      m.status.conditions,
+      [...obs.conditions, ...extra],
+      iso(now),
+      FOREIGN_CONDITIONS,
+    ),
+    observedGeneration: m.metadata.generation,
+  };
+  next.phase = machinePhase(
+    { ...m, spec: { ...m.spec, ...(providerID ? { providerID } : {}) }, status: next },
+    obs.bootstrapReady,
+    obs.infraProvisioned,
+  );
+  await writeStatus(store, m, next);
+
+  let requeue = obs.requeueAfterMs;
+  if (ready && !available) requeue = Math.min(requeue ?? Infinity, readySince + minReady - now);
+  return requeue === undefined ? undefined : { requeueAfterMs: Math.max(100, requeue) };
+}
+
+function readyMessage(obs: MachineObservation): string {
+  if (!obs.bootstrapReady) return 'waiting for bootstrap data';
+  if (!obs.infraProvisioned) {
+    const infra = obs.conditions.find((c) => c.type === CapiConditions.InfrastructureReady);
+    return infra?.message ?? 'waiting for the server';
+  }
+  if (!obs.nodeRef) return 'waiting for the node to join the cluster';
+  return 'node is not ready';
+}
+
+/** True when the Machine is Ready (node joined and Ready). */
+export function machineIsReady(m: MachineObject): boolean {
+  return !m.metadata.deletionTimestamp && isConditionTrue(m.status.conditions, CapiConditions.Ready);
+}
+
+/** True when the Machine is Available (Ready for minReadySeconds). */
+export function machineIsAvailable(m: MachineObject): boolean {
+  return !m.metadata.deletionTimestamp && isConditionTrue(m.status.conditions, CapiConditions.Available);
+}

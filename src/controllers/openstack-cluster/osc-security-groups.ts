@@ -1,0 +1,144 @@
+import { isNotFound, type CloudClients, type CreateSecurityGroupRuleInput } from '../../cloud/index.ts';
+import type { OpenStackClusterObject } from '../../domain/index.ts';
+import { oscNames, type RecordStatus } from './osc-network.ts';
+
+/**
+ * The cluster's two managed security groups (control plane, workers) with the rules
+ * Kubernetes needs, as the OpenStack provider creates them: API 6443 from anywhere (through the
+ * load balancer), etcd 2379-2380 and kubelet 10250 between nodes, NodePorts 30000-32767, and —
+ * with `allowAllInClusterTraffic` — everything between the cluster's nodes.
+ */
+
+type Rule = Omit<CreateSecurityGroupRuleInput, 'securityGroupId'>;
+
+function rules(self: 'cp' | 'worker', cp: string, worker: string, allowAll: boolean): Rule[] {
+  const out: Rule[] = [];
+  const tcp = (
+    min: number,
+    max: number,
+    from: { remoteGroupId: string } | { remoteIpPrefix: string },
+    description: string,
+  ): Rule => ({
+    direction: 'ingress',
+    ethertype: 'IPv4',
+    protocol: 'tcp',
+    portRangeMin: min,
+    portRangeMax: max,
+    ...from,
+    description,
+  });
+  if (self === 'cp') {
+    out.push(tcp(6443, 6443, { remoteIpPrefix: '0.0.0.0/0' }, 'Kubernetes API'));
+    out.push(tcp(2379, 2380, { remoteGroupId: cp }, 'etcd'));
+  }
+  out.push(tcp(10250, 10250, { remoteGroupId: cp }, 'kubelet API from the control plane'));
+  if (self === 'worker') {
+    out.push(tcp(30000, 32767, { remoteIpPrefix: '0.0.0.0/0' }, 'NodePort services'));
+    out.push({
+      direction: 'ingress',
+      ethertype: 'IPv4',
+      protocol: 'udp',
+      portRangeMin: 30000,
+      portRangeMax: 32767,
+      remoteIpPrefix: '0.0.0.0/0',
+      description: 'NodePort services (UDP)',
+    });
+  }
+  if (allowAll) {
+    out.push({
+      direction: 'ingress',
+      ethertype: 'IPv4',
+      remoteGroupId: cp,
+      description: 'in-cluster traffic from the control plane',
+    });
+    out.push({
+      direction: 'ingress',
+      ethertype: 'IPv4',
+      remoteGroupId: worker,
+      description: 'in-cluster traffic from workers',
+    });
+  }
+  return out;
+}
+
+async function ensureGroup(
+  cloud: CloudClients,
+  name: string,
+  knownId: string | undefined,
+  tags: string[],
+): Promise<{ id: string; created: boolean }> {
+  if (knownId) {
+    try {
+      await cloud.network.getSecurityGroup(knownId);
+      return { id: knownId, created: false };
+    } catch (err) {
+      if (!isNotFound(err)) throw err;
+    }
+  }
+  const found = await cloud.network.listSecurityGroups({ name });
+  if (found[0]) return { id: found[0].id, created: false };
+  const sg = await cloud.network.createSecurityGroup({
+    name,
+    description: 'Created by Magnetar (Cluster API provider OpenStack layout)',
+    tags,
+  });
+  return { id: sg.id, created: true };
+}
+
+/** Create the groups (recorded at once) and converge their rules. */
+export async function reconcileSecurityGroups(
+  cloud: CloudClients,
+  osc: OpenStackClusterObject,
+  tags: string[],
+  record: RecordStatus,
+): Promise<void> {
+  const n = oscNames(osc);
+  const cp = await ensureGroup(
+    cloud,
+    n.controlPlaneSecurityGroup,
+    osc.status.controlPlaneSecurityGroup?.id,
+    tags,
+  );
+  if (cp.id !== osc.status.controlPlaneSecurityGroup?.id)
+    await record({ controlPlaneSecurityGroup: { id: cp.id, name: n.controlPlaneSecurityGroup } });
+  const worker = await ensureGroup(cloud, n.workerSecurityGroup, osc.status.workerSecurityGroup?.id, tags);
+  if (worker.id !== osc.status.workerSecurityGroup?.id)
+    await record({ workerSecurityGroup: { id: worker.id, name: n.workerSecurityGroup } });
+  const allowAll = osc.spec.managedSecurityGroups?.allowAllInClusterTraffic ?? true;
+  for (const [self, id] of [
+    ['cp', cp.id],
+    ['worker', worker.id],
+  ] as const) {
+    const existing = await cloud.network.listSecurityGroupRules({ securityGroupId: id });
+    for (const r of rules(self, cp.id, worker.id, allowAll)) {
+      const present = existing.some(
+        (e) =>
+          e.direction === r.direction &&
+          (e.protocol ?? undefined) === r.protocol &&
+          (e.portRangeMin ?? undefined) === r.portRangeMin &&
+          (e.portRangeMax ?? undefined) === r.portRangeMax &&
+          (e.remoteGroupId ?? undefined) === r.remoteGroupId &&
+          (e.remoteIpPrefix ?? undefined) === r.remoteIpPrefix,
+      );
+      if (!present) await cloud.network.createSecurityGroupRule({ ...r, securityGroupId: id });
+    }
+  }
+}
+
+/** Delete the cluster's security groups (gone counts as deleted). */
+export async function deleteSecurityGroups(cloud: CloudClients, osc: OpenStackClusterObject): Promise<void> {
+  const n = oscNames(osc);
+  const ids = new Set<string>();
+  for (const g of [osc.status.controlPlaneSecurityGroup, osc.status.workerSecurityGroup])
+    if (g?.id) ids.add(g.id);
+  for (const name of [n.controlPlaneSecurityGroup, n.workerSecurityGroup]) {
+    for (const g of await cloud.network.listSecurityGroups({ name })) ids.add(g.id);
+  }
+  for (const id of ids) {
+    try {
+      await cloud.network.deleteSecurityGroup(id);
+    } catch (err) {
+      if (!isNotFound(err)) throw err;
+    }
+  }
+}

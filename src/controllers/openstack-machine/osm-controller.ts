@@ -1,0 +1,297 @@
+import { isNotFound } from '../../cloud/index.ts';
+import {
+  CapiConditions,
+  CapiFinalizers,
+  CapiLabels,
+  CapiReasons,
+  CapiTypes,
+  openstackProviderId,
+  refTypeKey,
+  secretValue,
+  type ApiObject,
+  type CapiClusterObject,
+  type MachineObject,
+  type OpenStackClusterObject,
+  type OpenStackMachineObject,
+  type OpenStackMachineStatus,
+  type SecretObject,
+} from '../../domain/index.ts';
+import { cloudErrorMessage, isTerminalCloudError } from '../common/cloud-errors.ts';
+import {
+  buildConditions,
+  falseCondition,
+  trueCondition,
+  unknownCondition,
+  type ConditionInput,
+} from '../common/conditions.ts';
+import { isPaused, type Env } from '../common/env.ts';
+import {
+  TerminalError,
+  type ObjectRef,
+  type ReconcileContext,
+  type ReconcileResult,
+  type Reconciler,
+} from '../common/runtime-types.ts';
+import { controllerOf, iso, writeObject, writeStatus } from '../common/writes.ts';
+import { oscNames } from '../openstack-cluster/osc-network.ts';
+import { reconcileOsmDelete } from './osm-delete.ts';
+import { ensureMember } from './osm-member.ts';
+import { ensurePort, ensureRootVolume, resolve, type RecordMachine } from './osm-resources.ts';
+
+/**
+ * The OpenStackMachine controller (the OpenStack provider's machine half): resolve image,
+ * flavor and network, create the port, an optional boot volume and the server in the machine's
+ * availability zone with flavor, image, keypair, user data (the bootstrap cloud-init) and tags,
+ * wait for ACTIVE, report provider ID and addresses, and add control-plane machines to the API
+ * load balancer. A server in ERROR is reported with Nova's fault message (a health check
+ * replaces it); quota and invalid-request refusals stop with the cloud's message.
+ */
+export function openStackMachineReconciler(env: Env): Reconciler {
+  return {
+    name: 'openstackmachine',
+    type: CapiTypes.OpenStackMachine,
+    watches: [
+      {
+        type: CapiTypes.Machine,
+        map: (obj: ApiObject) => {
+          const ref = (obj as MachineObject).spec.infrastructureRef;
+          return ref?.kind === 'OpenStackMachine'
+            ? [{ namespace: obj.metadata.namespace, name: ref.name }]
+            : [];
+        },
+      },
+      {
+        type: CapiTypes.OpenStackCluster,
+        map: async (obj: ApiObject) => {
+          const cluster = obj.metadata.labels[CapiLabels.clusterName];
+          if (!cluster) return [];
+          return (
+            await env.cache.listByCluster<OpenStackMachineObject>(
+              CapiTypes.OpenStackMachine,
+              obj.metadata.namespace,
+              cluster,
+            )
+          )
+            .filter((o) => !o.status.initialization?.provisioned || o.metadata.deletionTimestamp)
+            .map((o) => ({ namespace: o.metadata.namespace, name: o.metadata.name }));
+        },
+      },
+    ],
+    reconcile: (ctx, ref) => reconcileOsm(env, ctx, ref),
+  };
+}
+
+const TERMINAL = new Set<string>([CapiReasons.Failed, CapiReasons.InvalidMachineSpec]);
+
+async function reconcileOsm(
+  env: Env,
+  ctx: ReconcileContext,
+  ref: ObjectRef,
+): Promise<ReconcileResult | void> {
+  const { store } = ctx;
+  let osm = await store.get<OpenStackMachineObject>(CapiTypes.OpenStackMachine, ref.namespace, ref.name);
+  if (!osm) return;
+  const ns = osm.metadata.namespace;
+  const owner = controllerOf(osm, 'Machine');
+  const machine = owner ? await store.get<MachineObject>(CapiTypes.Machine, ns, owner.name) : undefined;
+  const cluster = machine
+    ? await store.get<CapiClusterObject>(CapiTypes.Cluster, ns, machine.spec.clusterName)
+    : undefined;
+  const oscRef = cluster?.spec.infrastructureRef;
+  const osc = oscRef
+    ? await store.get<OpenStackClusterObject>(refTypeKey(oscRef), ns, oscRef.name)
+    : undefined;
+  if (osm.metadata.deletionTimestamp) return reconcileOsmDelete(env, ctx, osm, machine, osc);
+  if (!machine || machine.metadata.uid !== owner?.uid || !cluster || isPaused(cluster, osm)) return;
+  if (!osm.metadata.finalizers.includes(CapiFinalizers.openStackMachine)) {
+    osm = await store.update<OpenStackMachineObject>({
+      ...osm,
+      metadata: {
+        ...osm.metadata,
+        finalizers: [...osm.metadata.finalizers, CapiFinalizers.openStackMachine],
+      },
+    });
+  }
+  const ready = osm.status.conditions?.find((c) => c.type === CapiConditions.Ready);
+  if (
+    ready?.status === 'False' &&
+    ready.reason &&
+    TERMINAL.has(ready.reason) &&
+    (osm.status.observedGeneration ?? 0) >= osm.metadata.generation
+  )
+    return;
+
+  const now = env.deps.clock.now();
+  const record: RecordMachine = async (patch) => {
+    osm = await writeStatus(store, osm!, { ...osm!.status, ...patch });
+  };
+  const setConditions = async (list: ConditionInput[], extra: Partial<OpenStackMachineStatus> = {}) => {
+    await record({ ...extra, conditions: buildConditions(osm!.status.conditions, list, iso(now)) });
+  };
+  const waiting = async (reason: string, message: string) => {
+    await setConditions([
+      unknownCondition(CapiConditions.InstanceReady, reason, message),
+      falseCondition(CapiConditions.Ready, reason, message),
+    ]);
+  };
+
+  if (!osc || !(osc.status.initialization?.provisioned || osc.status.ready)) {
+    await waiting(CapiReasons.WaitingForInfrastructure, 'waiting for the cluster network and load balancer');
+    return;
+  }
+  const dataSecret = machine.spec.bootstrap.dataSecretName;
+  if (!dataSecret) {
+    await waiting(CapiReasons.WaitingForBootstrapData, 'waiting for bootstrap data');
+    return;
+  }
+  const controlPlane = CapiLabels.controlPlane in machine.metadata.labels;
+  try {
+    const cloud = await env.deps.cloud(ns);
+    const resolved = await resolve(cloud, osm, machine, osc, record);
+    const tags = [...new Set([...(osm.spec.tags ?? []), oscNames(osc).tag])];
+    const port = await ensurePort(cloud, osm, resolved, tags, record);
+    const volume = await ensureRootVolume(cloud, osm, machine, resolved.imageID, record);
+    if (volume && !volume.ready) {
+      await waiting(CapiReasons.Provisioning, `waiting for boot volume (${volume.status})`);
+      return { requeueAfterMs: env.settings.cloudPollMs };
+    }
+
+    let server;
+    if (osm.status.instanceID) {
+      try {
+        server = await cloud.compute.getServer(osm.status.instanceID);
+      } catch (err) {
+        if (!isNotFound(err)) throw err;
+        const message = `server ${osm.metadata.name} (${osm.status.instanceID}) was deleted outside Magnetar`;
+        await setConditions(
+          [
+            falseCondition(CapiConditions.InstanceReady, CapiReasons.InstanceStateError, message),
+            falseCondition(CapiConditions.Ready, CapiReasons.InstanceStateError, message),
+          ],
+          { instanceState: 'DELETED' },
+        );
+        return;
+      }
+    } else {
+      server = (await cloud.compute.listServers({ name: osm.metadata.name }))[0];
+      if (!server) {
+        const secret = await store.get<SecretObject>(CapiTypes.Secret, ns, dataSecret);
+        const userData = secretValue(secret);
+        if (userData === undefined) {
+          await waiting(CapiReasons.WaitingForBootstrapData, `bootstrap data secret ${dataSecret} not found`);
+          return;
+        }
+        const created = await cloud.compute.createServer({
+          name: osm.metadata.name,
+          flavorId: resolved.flavorID,
+          ...(volume ? {} : { imageId: resolved.imageID }),
+          ...(machine.spec.failureDomain ? { availabilityZone: machine.spec.failureDomain } : {}),
+          networks: [{ portId: port.id }],
+          userData,
+          metadata: Object.fromEntries((osm.spec.serverMetadata ?? []).map((m) => [m.key, m.value])),
+          tags,
+          ...(osm.spec.sshKeyName ? { keyName: osm.spec.sshKeyName } : {}),
+          ...(volume
+            ? {
+                blockDevices: [
+                  {
+                    sourceType: 'volume',
+                    destinationType: 'volume',
+                    uuid: volume.id,
+                    bootIndex: 0,
+                    deleteOnTermination: true,
+                  },
+                ],
+              }
+            : {}),
+          ...(osm.spec.configDrive ? { configDrive: true } : {}),
+        });
+        await record({ instanceID: created.id, instanceState: 'BUILD' });
+        server = await cloud.compute.getServer(created.id);
+      } else {
+        await record({ instanceID: server.id });
+      }
+    }
+
+    if (server.status !== osm.status.instanceState) await record({ instanceState: server.status });
+    if (server.status === 'ERROR') {
+      const fault = server.fault?.message ?? 'unknown error';
+      const message = `server ${server.name} is ERROR: ${fault}`;
+      await setConditions([
+        falseCondition(CapiConditions.InstanceReady, CapiReasons.InstanceStateError, message),
+        falseCondition(CapiConditions.Ready, CapiReasons.InstanceStateError, message),
+      ]);
+      return { requeueAfterMs: 60_000 };
+    }
+    if (server.status !== 'ACTIVE') {
+      const reason = server.status === 'BUILD' ? CapiReasons.Provisioning : 'InstanceNotActive';
+      const message = `server ${server.name} is ${server.status}`;
+      await setConditions([
+        falseCondition(CapiConditions.InstanceReady, reason, message),
+        falseCondition(CapiConditions.Ready, reason, message),
+      ]);
+      return { requeueAfterMs: env.settings.cloudPollMs };
+    }
+
+    const providerID = openstackProviderId(env.deps.region, server.id);
+    if (osm.spec.providerID !== providerID)
+      osm = await writeObject(store, osm, { ...osm, spec: { ...osm.spec, providerID } });
+    const ip = server.addresses.find((a) => a.version === 4 && a.type !== 'floating')?.addr ?? port.ip;
+    const conds: ConditionInput[] = [trueCondition(CapiConditions.InstanceReady)];
+    if (controlPlane) {
+      const member = await ensureMember(cloud, osm, osc, ip, record);
+      if (!member.done) {
+        await setConditions([
+          ...conds,
+          falseCondition(
+            CapiConditions.APIServerIngressReady,
+            CapiReasons.WaitingForLoadBalancer,
+            member.waiting,
+          ),
+          falseCondition(CapiConditions.Ready, CapiReasons.WaitingForLoadBalancer, member.waiting),
+        ]);
+        return { requeueAfterMs: env.settings.cloudPollMs };
+      }
+      conds.push(trueCondition(CapiConditions.APIServerIngressReady));
+    }
+    const status: OpenStackMachineStatus = {
+      ...osm.status,
+      ready: true,
+      initialization: { provisioned: true },
+      instanceID: server.id,
+      instanceState: server.status,
+      addresses: [
+        ...(ip ? [{ type: 'InternalIP' as const, address: ip }] : []),
+        { type: 'InternalDNS' as const, address: server.name },
+        { type: 'Hostname' as const, address: server.name },
+      ],
+      ...(server.availabilityZone ? { failureDomain: server.availabilityZone } : {}),
+      conditions: buildConditions(
+        osm.status.conditions,
+        [...conds, trueCondition(CapiConditions.Ready)],
+        iso(now),
+      ),
+      observedGeneration: osm.metadata.generation,
+    };
+    await writeStatus(store, osm, status);
+  } catch (err) {
+    const terminal = err instanceof TerminalError || isTerminalCloudError(err);
+    const message = err instanceof TerminalError ? err.message : cloudErrorMessage(err);
+    const reason =
+      err instanceof TerminalError && err.reason === 'InvalidMachineSpec'
+        ? CapiReasons.InvalidMachineSpec
+        : terminal
+          ? CapiReasons.Failed
+          : CapiReasons.OpenStackError;
+    await setConditions(
+      [
+        falseCondition(CapiConditions.InstanceReady, reason, message),
+        falseCondition(CapiConditions.Ready, reason, message),
+      ],
+      terminal ? { observedGeneration: osm.metadata.generation } : {},
+    );
+    if (terminal)
+      throw err instanceof TerminalError ? err : new TerminalError(message, reason, { cause: err });
+    throw err;
+  }
+}

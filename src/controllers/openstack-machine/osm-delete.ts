@@ -1,0 +1,105 @@
+import { isNotFound } from '../../cloud/index.ts';
+import {
+  CapiConditions,
+  CapiFinalizers,
+  CapiLabels,
+  type MachineObject,
+  type OpenStackClusterObject,
+  type OpenStackMachineObject,
+} from '../../domain/index.ts';
+import { cloudErrorMessage } from '../common/cloud-errors.ts';
+import { buildConditions, falseCondition } from '../common/conditions.ts';
+import type { Env } from '../common/env.ts';
+import type { ReconcileContext, ReconcileResult } from '../common/runtime-types.ts';
+import { iso, removeFinalizer, writeStatus } from '../common/writes.ts';
+import { removeMember } from './osm-member.ts';
+import { portName, rootVolumeName } from './osm-resources.ts';
+
+/**
+ * Deleting a machine's infrastructure: leave the API load balancer (control plane), delete the
+ * server and wait until Nova no longer knows it, then delete its ports and boot volume — found
+ * by recorded id and by deterministic name, so a crash between creating and recording leaks
+ * nothing. "Not found" counts as deleted.
+ */
+export async function reconcileOsmDelete(
+  env: Env,
+  ctx: ReconcileContext,
+  osm: OpenStackMachineObject,
+  machine: MachineObject | undefined,
+  osc: OpenStackClusterObject | undefined,
+): Promise<ReconcileResult | void> {
+  const { store } = ctx;
+  if (!osm.metadata.finalizers.includes(CapiFinalizers.openStackMachine)) return;
+  const say = async (message: string) => {
+    await writeStatus(store, osm, {
+      ...osm.status,
+      conditions: buildConditions(
+        osm.status.conditions,
+        [falseCondition(CapiConditions.Deleting, 'Deleting', message)],
+        iso(env.deps.clock.now()),
+        (osm.status.conditions ?? []).map((c) => c.type).filter((t) => t !== CapiConditions.Deleting),
+      ),
+    });
+  };
+  const cloud = await env.deps.cloud(osm.metadata.namespace);
+  try {
+    if (
+      !machine ||
+      CapiLabels.controlPlane in machine.metadata.labels ||
+      osm.status.resources?.loadBalancerMemberID
+    ) {
+      const left = await removeMember(cloud, osm, osc);
+      if (!left.done) {
+        await say(left.waiting ?? 'leaving the API load balancer');
+        return { requeueAfterMs: env.settings.cloudPollMs };
+      }
+    }
+    const servers = new Set<string>();
+    if (osm.status.instanceID) servers.add(osm.status.instanceID);
+    for (const s of await cloud.compute.listServers({ name: osm.metadata.name })) servers.add(s.id);
+    let remaining = 0;
+    for (const id of servers) {
+      try {
+        const s = await cloud.compute.getServer(id);
+        remaining++;
+        if (s.status !== 'DELETED' && s.taskState !== 'deleting') await cloud.compute.deleteServer(id);
+      } catch (err) {
+        if (!isNotFound(err)) throw err;
+      }
+    }
+    if (remaining > 0) {
+      await say(`waiting for server ${osm.metadata.name} to be deleted`);
+      return { requeueAfterMs: env.settings.cloudPollMs };
+    }
+    const ports = new Set<string>();
+    for (const p of osm.status.resources?.ports ?? []) ports.add(p.id);
+    const networkId = osm.status.resolved?.networkID ?? osc?.status.network?.id;
+    for (const p of await cloud.network.listPorts({
+      name: portName(osm),
+      ...(networkId ? { networkId } : {}),
+    }))
+      ports.add(p.id);
+    for (const id of ports) {
+      try {
+        await cloud.network.deletePort(id);
+      } catch (err) {
+        if (!isNotFound(err)) throw err;
+      }
+    }
+    const volumes = new Set<string>();
+    if (osm.status.resources?.volumeID) volumes.add(osm.status.resources.volumeID);
+    if (osm.spec.rootVolume)
+      for (const v of await cloud.volume.listVolumes({ name: rootVolumeName(osm) })) volumes.add(v.id);
+    for (const id of volumes) {
+      try {
+        await cloud.volume.deleteVolume(id);
+      } catch (err) {
+        if (!isNotFound(err)) throw err;
+      }
+    }
+  } catch (err) {
+    await say(`deleting server ${osm.metadata.name}: ${cloudErrorMessage(err)}`);
+    throw err;
+  }
+  await removeFinalizer(store, osm, CapiFinalizers.openStackMachine);
+}

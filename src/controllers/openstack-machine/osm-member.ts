@@ -1,0 +1,85 @@
+import { isNotFound, type CloudClients } from '../../cloud/index.ts';
+import type { OpenStackClusterObject, OpenStackMachineObject } from '../../domain/index.ts';
+import type { RecordMachine } from './osm-resources.ts';
+
+/**
+ * A control-plane machine's membership in the API load balancer's pool (port 6443), recorded
+ * at once; Octavia takes no change while the load balancer is PENDING_*, so wait for ACTIVE
+ * before and after.
+ */
+export async function ensureMember(
+  cloud: CloudClients,
+  osm: OpenStackMachineObject,
+  osc: OpenStackClusterObject,
+  ip: string | undefined,
+  record: RecordMachine,
+): Promise<{ done: true } | { done: false; waiting: string }> {
+  const lbs = osc.status.apiServerLoadBalancer;
+  if (!lbs?.id || !lbs.poolID) return { done: false, waiting: 'waiting for the API load balancer pool' };
+  if (!ip) return { done: false, waiting: 'waiting for the server address' };
+  const lb = await cloud.loadBalancer.getLoadBalancer(lbs.id);
+  if (osm.status.resources?.loadBalancerMemberID) {
+    try {
+      await cloud.loadBalancer.getMember(lbs.poolID, osm.status.resources.loadBalancerMemberID);
+      return lb.provisioningStatus === 'ACTIVE'
+        ? { done: true }
+        : { done: false, waiting: `waiting for load balancer ${lbs.name} (${lb.provisioningStatus})` };
+    } catch (err) {
+      if (!isNotFound(err)) throw err;
+    }
+  }
+  const existing = (await cloud.loadBalancer.listMembers(lbs.poolID)).find(
+    (m) => m.name === osm.metadata.name || m.address === ip,
+  );
+  if (existing) {
+    await record({ resources: { ...osm.status.resources, loadBalancerMemberID: existing.id } });
+    return { done: true };
+  }
+  if (lb.provisioningStatus !== 'ACTIVE')
+    return { done: false, waiting: `waiting for load balancer ${lbs.name} (${lb.provisioningStatus})` };
+  const port = osc.spec.apiServerPort ?? 6443;
+  const member = await cloud.loadBalancer.createMember(lbs.poolID, {
+    name: osm.metadata.name,
+    address: ip,
+    protocolPort: port,
+    ...(osc.status.network?.subnets?.[0]?.id ? { subnetId: osc.status.network.subnets[0].id } : {}),
+  });
+  await record({ resources: { ...osm.status.resources, loadBalancerMemberID: member.id } });
+  return { done: true };
+}
+
+/** Remove the machine from the pool (gone counts as removed); false while the load balancer is busy. */
+export async function removeMember(
+  cloud: CloudClients,
+  osm: OpenStackMachineObject,
+  osc: OpenStackClusterObject | undefined,
+): Promise<{ done: boolean; waiting?: string }> {
+  const lbs = osc?.status.apiServerLoadBalancer;
+  if (!lbs?.id || !lbs.poolID) return { done: true };
+  const ids = new Set<string>();
+  if (osm.status.resources?.loadBalancerMemberID) ids.add(osm.status.resources.loadBalancerMemberID);
+  try {
+    for (const m of await cloud.loadBalancer.listMembers(lbs.poolID))
+      if (m.name === osm.metadata.name) ids.add(m.id);
+  } catch (err) {
+    if (isNotFound(err)) return { done: true };
+    throw err;
+  }
+  if (ids.size === 0) return { done: true };
+  try {
+    const lb = await cloud.loadBalancer.getLoadBalancer(lbs.id);
+    if (lb.provisioningStatus.startsWith('PENDING'))
+      return { done: false, waiting: `waiting for load balancer ${lbs.name} (${lb.provisioningStatus})` };
+  } catch (err) {
+    if (isNotFound(err)) return { done: true };
+    throw err;
+  }
+  for (const id of ids) {
+    try {
+      await cloud.loadBalancer.deleteMember(lbs.poolID, id);
+    } catch (err) {
+      if (!isNotFound(err)) throw err;
+    }
+  }
+  return { done: true };
+}
