@@ -112,6 +112,46 @@ export async function startMagnetar(options: StartOptions): Promise<Magnetar> {
 
   // --- wiring after listen: controllers, workload emulation ---
 
+  // >>> controllers (provisioning engine)
+  if (options.controllers !== false && config.role !== 'api') {
+    const { ControllerManager, createControllers, createServiceClouds } = await import('./controllers/index.ts');
+    const { WorkloadAccess, StorePki: ControllerStorePki, loadOrCreateKey: controllerKey } = await import('./workload/index.ts');
+    const { silentLogger, defaultPolicy: controllerPolicy } = await import('./domain/index.ts');
+    const controllerPki = new ControllerStorePki({ store, clock, encryptionKey: controllerKey(config.dataDir) });
+    const clouds = createServiceClouds({
+      authUrl: `${getBaseUrl()}/identity/v3`,
+      issueServiceToken: (projectId) => identity.issueServiceToken(projectId),
+      clock,
+      session: { maxRetries: 0, timeoutMs: 30_000 },
+    });
+    const manager = new ControllerManager({
+      store,
+      clock,
+      workers: config.controllers.workers,
+      resyncMs: config.controllers.resyncSeconds * 1000,
+      leaseTtlMs: config.controllers.leaseTtlSeconds * 1000,
+    });
+    const reconcilers = createControllers({
+      store,
+      cloud: (projectId) => clouds.cloud(projectId),
+      userKeypair: (projectId, userId, name) => clouds.userKeypair(projectId, userId, name),
+      pki: controllerPki,
+      workload: new WorkloadAccess({ pki: controllerPki, clock }),
+      policy: controllerPolicy,
+      clock,
+      log: silentLogger,
+      region: config.region,
+      settings: { endpointAnnotationOnly: config.cloud.mode === 'embedded' },
+    });
+    for (const r of reconcilers) manager.register(r);
+    await manager.start();
+    closers.push(async () => {
+      await manager.stop();
+      clouds.close();
+    });
+  }
+  // <<< controllers (provisioning engine)
+
   let closed = false;
   return {
     app,
