@@ -42,3 +42,17 @@ export function mapPgError(err: unknown): Error {
   }
   return err instanceof Error ? err : new Error(message);
 }
+
+/**
+ * True when a statement failed because its (idle, pooled) connection was already gone: the
+ * server was restarted or the connection killed. Such a statement never ran.
+ */
+export function isStaleConnection(err: unknown): boolean {
+  const code = codeOf(err);
+  if (code === '57P01' || code === '57P02' || code === '57P03' || code === 'ECONNRESET' || code === 'EPIPE')
+    return true;
+  const message = err instanceof Error ? err.message : '';
+  return /Connection terminated|terminating connection|Client has encountered a connection error/i.test(
+    message,
+  );
+}

@@ -22,7 +22,7 @@ import type {
   WatchEvent,
   WriteOp,
 } from '../types.ts';
-import { mapPgError } from './errors.ts';
+import { isStaleConnection, mapPgError } from './errors.ts';
 import { ChangeListener } from './listener.ts';
 import { migrate } from './migrate.ts';
 import { Params, channelOf, quoteSchema, selectorSql } from './sql.ts';
@@ -158,11 +158,17 @@ export class PostgresStore implements ObjectStore {
       name = `mg${this.names.size}`;
       this.names.set(text, name);
     }
-    try {
-      const res = await db.query<R>({ name, text, values });
-      return res.rows;
-    } catch (err) {
-      throw mapPgError(err);
+    // A pooled connection may have died while idle (server restart, failover): a statement run
+    // directly on the pool is not part of a transaction, so one retry on a fresh connection is safe.
+    for (let attempt = 0; ; attempt++) {
+      try {
+        const res = await db.query<R>({ name, text, values });
+        return res.rows;
+      } catch (err) {
+        const mapped = mapPgError(err);
+        if (db === this.pool && attempt === 0 && isStaleConnection(err)) continue;
+        throw mapped;
+      }
     }
   }
 
@@ -184,15 +190,9 @@ export class PostgresStore implements ObjectStore {
    * row lock is granted, each following statement must see what the previous writer committed.
    */
   private async write<R>(fn: (w: WriteTx) => Promise<R>): Promise<R> {
-    let client: pg.PoolClient;
-    try {
-      client = await this.pool.connect();
-    } catch (err) {
-      throw mapPgError(err);
-    }
+    const client = await this.begin();
     let broken: Error | undefined;
     try {
-      await client.query('BEGIN ISOLATION LEVEL READ COMMITTED');
       const rows = await this.q<{ value: string }>(client, this.sql.lockRevision);
       const w = new WriteTx(client, toSafeInteger(rows[0]?.value));
       const result = await fn(w);
@@ -208,6 +208,26 @@ export class PostgresStore implements ObjectStore {
       throw mapPgError(err);
     } finally {
       client.release(broken);
+    }
+  }
+
+  /** A pooled connection inside BEGIN; a connection that died while idle is replaced once. */
+  private async begin(): Promise<pg.PoolClient> {
+    for (let attempt = 0; ; attempt++) {
+      let client: pg.PoolClient;
+      try {
+        client = await this.pool.connect();
+      } catch (err) {
+        throw mapPgError(err);
+      }
+      try {
+        await client.query('BEGIN ISOLATION LEVEL READ COMMITTED');
+        return client;
+      } catch (err) {
+        client.release(err instanceof Error ? err : new Error(String(err)));
+        if (attempt === 0 && isStaleConnection(err)) continue;
+        throw mapPgError(err);
+      }
     }
   }
 
