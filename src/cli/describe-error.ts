@@ -6,12 +6,12 @@ import { CloudError } from '../cloud/index.ts';
  */
 export function describeError(err: unknown): string {
   if (err instanceof CloudError) {
-    const message = err.cloudMessage.trim().replace(/\.$/, '') || httpPhrase(err.status);
+    const message = err.cloudMessage.replace(/\s+/g, ' ').trim().replace(/\.$/, '') || httpPhrase(err.status);
     if (err.status === undefined) return message;
     const rid = err.requestId ? ` (Request-ID: ${err.requestId})` : '';
     return `${message} (HTTP ${err.status})${rid}`;
   }
-  if (err instanceof Error) return err.message;
+  if (err instanceof Error) return err.message.replace(/\s*\n\s*/g, ' ');
   return String(err);
 }
 
