@@ -1,0 +1,29 @@
+import type { z } from 'zod';
+import { InputError } from '../../domain/index.ts';
+
+/**
+ * Parse Neutron's `{"<resource>": {...}}` request bodies, with Neutron's messages for a missing
+ * wrapper, missing required attributes and bad values.
+ */
+export function parseNeutronBody<T>(body: unknown, resource: string, schema: z.ZodType<T>): T {
+  if (!body || typeof body !== 'object' || Array.isArray(body)) {
+    throw new InputError('Resource body required', { code: 'HTTPBadRequest' });
+  }
+  const inner = (body as Record<string, unknown>)[resource];
+  if (inner === undefined || inner === null || typeof inner !== 'object' || Array.isArray(inner)) {
+    throw new InputError(`Unable to find '${resource}' in request body`, { code: 'HTTPBadRequest' });
+  }
+  const res = schema.safeParse(inner);
+  if (res.success) return res.data;
+  const issue = res.error.issues[0]!;
+  const attr = issue.path.map(String).join('.');
+  const value = issue.path.reduce<unknown>((v, k) => (v && typeof v === 'object' ? (v as Record<string, unknown>)[k as string] : undefined), inner);
+  if (value === undefined && issue.code === 'invalid_type') {
+    throw new InputError(`Failed to parse request. Required attribute '${attr}' not specified`, { code: 'HTTPBadRequest' });
+  }
+  throw new InputError(`Invalid input for ${attr}. Reason: ${describe(value)} is not valid (${issue.message}).`, { code: 'HTTPBadRequest' });
+}
+
+function describe(v: unknown): string {
+  return typeof v === 'string' ? `'${v}'` : JSON.stringify(v) ?? 'None';
+}
