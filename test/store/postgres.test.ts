@@ -1,6 +1,7 @@
 import { after, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
+import { execFileSync } from 'node:child_process';
 import pg from 'pg';
 import { PostgresStore, type ObjectStore } from '../../src/store/index.ts';
 import { storeSuite } from './store-suite.ts';
@@ -127,6 +128,54 @@ if (!url) {
         assert.equal(Number(res.rows[0]?.n), 1);
       } finally {
         for (const s of stores) await s.close().catch(() => undefined);
+      }
+    });
+
+    test('a store whose connections are killed (server restart, failover) keeps working and keeps waking watchers', async () => {
+      const appName = `magnetar-kill-${randomBytes(3).toString('hex')}`;
+      const victim = await PostgresStore.connect({ url: pgUrl, schema, pool: 2, applicationName: appName });
+      const writer = await open();
+      try {
+        await victim.currentRevision(); // a pooled connection now sits idle
+        // Killed synchronously (the event loop is blocked, as in a busy process), so the pool has
+        // not yet noticed when the next statement is sent on the dead connection.
+        const killed = execFileSync(
+          'psql',
+          [
+            pgUrl,
+            '-tAc',
+            `SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity WHERE application_name IN ('${appName}', '${appName}-listen')`,
+          ],
+          { encoding: 'utf8' },
+        );
+        assert.ok(Number(killed.trim()) >= 2, 'the pooled and the LISTEN connection were killed');
+        const rev = await victim.currentRevision();
+        assert.ok(rev >= 0, 'a read right after the kill succeeds');
+        // the LISTEN connection comes back on its own and wakes onChange for another process's write
+        let woke = false;
+        victim.onChange(() => (woke = true));
+        for (let i = 0; i < 100 && !woke; i++) {
+          if (i % 10 === 0) {
+            await writer.create({
+              apiVersion: 'test.magnetar.io/v1',
+              kind: 'Revived',
+              metadata: { name: `r${i}`, namespace: 'p' },
+              spec: {},
+            });
+          }
+          await new Promise((r) => setTimeout(r, 50));
+        }
+        assert.ok(woke, 'onChange fired again after the LISTEN connection was lost');
+        const created = await victim.create({
+          apiVersion: 'test.magnetar.io/v1',
+          kind: 'Revived',
+          metadata: { name: 'by-victim', namespace: 'p' },
+          spec: {},
+        });
+        assert.equal(created.metadata.name, 'by-victim');
+      } finally {
+        await victim.close();
+        await writer.close();
       }
     });
 

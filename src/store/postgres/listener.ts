@@ -4,6 +4,7 @@ import pg from 'pg';
 export interface ChangeListenerOptions {
   url: string;
   channel: string;
+  applicationName: string;
   /** Called for every notification payload, and with `undefined` after a reconnect (notifications may have been missed). */
   onNotify: (payload: string | undefined) => void;
   /** Reconnect backoff cap in milliseconds. @default 10000 */
@@ -28,7 +29,10 @@ export class ChangeListener {
   }
 
   private async connect(): Promise<void> {
-    const client = new pg.Client({ connectionString: this.options.url });
+    const client = new pg.Client({
+      connectionString: this.options.url,
+      application_name: this.options.applicationName,
+    });
     client.on('notification', (msg) => this.options.onNotify(msg.payload));
     client.on('error', () => this.lost(client));
     client.on('end', () => this.lost(client));

@@ -37,6 +37,8 @@ export interface PostgresStoreOptions {
   now?: () => number;
   /** Maximum pooled connections (one more is kept for LISTEN). @default 10 */
   pool?: number;
+  /** `application_name` of the connections, as `pg_stat_activity` shows it. @default 'magnetar' */
+  applicationName?: string;
 }
 
 type Queryable = pg.Pool | pg.PoolClient;
@@ -122,7 +124,12 @@ export class PostgresStore implements ObjectStore {
   static async connect(options: PostgresStoreOptions): Promise<PostgresStore> {
     const schema = options.schema ?? 'public';
     const quoted = quoteSchema(schema);
-    const pool = new pg.Pool({ connectionString: options.url, max: options.pool ?? 10 });
+    const applicationName = options.applicationName ?? 'magnetar';
+    const pool = new pg.Pool({
+      connectionString: options.url,
+      max: options.pool ?? 10,
+      application_name: applicationName,
+    });
     // An idle pooled connection that dies emits 'error' on the pool; the pool drops it and the
     // next query opens a new one. Without a handler the process would crash.
     pool.on('error', () => undefined);
@@ -131,6 +138,7 @@ export class PostgresStore implements ObjectStore {
       await migrate(pool, schema, quoted);
       const listener = new ChangeListener({
         url: options.url,
+        applicationName: `${applicationName}-listen`,
         channel: store.channel,
         onNotify: (payload) => {
           if (payload !== store.instance) store.scheduleNotify();
