@@ -1,0 +1,181 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { testConfig } from '../src/cli/load-config.ts';
+import { createCloudClients, loadCloudConfig, Session } from '../src/cloud/index.ts';
+import { MagnumTypes, magnumStatus, type MagnumClusterObject } from '../src/domain/index.ts';
+import { startMagnetar } from '../src/main.ts';
+
+/**
+ * Scale benchmark of the provisioning engine: N Magnum clusters of 3 masters + 3 workers
+ * created through the Magnum API on the embedded cloud (zero latency), then deleted. Prints
+ * clusters/s and machines/s for create and delete, peak RSS, and the idle CPU with all N
+ * clusters up. `MAGNETAR_BENCH_CLUSTERS=1000` for the full run.
+ */
+export async function benchScale(options: { clusters?: number } = {}): Promise<void> {
+  const n = options.clusters ?? Number(process.env.MAGNETAR_BENCH_CLUSTERS ?? 50);
+  const dir = mkdtempSync(join(tmpdir(), 'magnetar-bench-scale-'));
+  let peakRss = process.memoryUsage().rss;
+  const sampler = setInterval(() => {
+    peakRss = Math.max(peakRss, process.memoryUsage().rss);
+  }, 250);
+  sampler.unref();
+  const config = testConfig({
+    dataDir: dir,
+    cloud: { mode: 'embedded', cloudName: 'magnetar', simulatedLatencyMs: 0 },
+    controllers: { workers: 16, resyncSeconds: 300, leaseTtlSeconds: 15 },
+  });
+  const m = await startMagnetar({ config, logger: false });
+  try {
+    const session = new Session(
+      loadCloudConfig({
+        cloud: 'magnetar-demo-sa',
+        env: { OS_CLIENT_CONFIG_FILE: join(dir, 'clouds.yaml') },
+      }),
+      { maxRetries: 3 },
+    );
+    const project = (await session.projectId())!;
+    await createCloudClients(session).compute.createKeypair({
+      name: 'bench-key',
+      publicKey: 'ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIG5hZ25ldGFyLWJlbmNoLWtleS1ub3QtcmVhbC0wMDAw bench',
+    });
+    const quotas = { 'OpenStack-API-Version': 'container-infra latest' };
+    // Lift the project's Magnum cluster quota for the run (admin).
+    const admin = new Session(
+      loadCloudConfig({ cloud: 'magnetar-admin', env: { OS_CLIENT_CONFIG_FILE: join(dir, 'clouds.yaml') } }),
+    );
+    await admin.request('container-infra', 'POST', '/v1/quotas', {
+      body: { project_id: project, resource: 'Cluster', hard_limit: n + 10 },
+      headers: quotas,
+      expect: [201, 409],
+    });
+    await liftCloudQuotas(admin, m.url, project, n);
+
+    const t0 = Date.now();
+    const names = Array.from({ length: n }, (_, i) => `bench-${String(i).padStart(4, '0')}`);
+    for (let i = 0; i < names.length; i += 50) {
+      await Promise.all(
+        names.slice(i, i + 50).map((name) =>
+          session.request('container-infra', 'POST', '/v1/clusters', {
+            headers: quotas,
+            body: {
+              name,
+              cluster_template_id: 'k8s-v1.31',
+              master_count: 3,
+              master_flavor_id: 'm1.small',
+              node_count: 3,
+              flavor_id: 'm1.small',
+              keypair: 'bench-key',
+            },
+          }),
+        ),
+      );
+    }
+    const accepted = (Date.now() - t0) / 1000;
+    const states = async () => {
+      const all = await m.store.list<MagnumClusterObject>(MagnumTypes.Cluster, { namespace: project });
+      const by: Record<string, number> = {};
+      for (const c of all.items) by[magnumStatus(c)] = (by[magnumStatus(c)] ?? 0) + 1;
+      return { by, total: all.items.length };
+    };
+    const limitMs = Number(process.env.MAGNETAR_BENCH_TIMEOUT_S ?? 600) * 1000;
+    let last = await states();
+    while ((last.by.CREATE_COMPLETE ?? 0) + (last.by.CREATE_FAILED ?? 0) < n && Date.now() - t0 < limitMs) {
+      await new Promise((r) => setTimeout(r, 500));
+      last = await states();
+    }
+    const created = (Date.now() - t0) / 1000;
+    console.log(`clusters: ${n} (3 masters + 3 workers each), API accepted all in ${accepted.toFixed(1)} s`);
+    console.log(
+      `create: ${JSON.stringify(last.by)} after ${created.toFixed(1)} s → ${(n / created).toFixed(2)} clusters/s, ${((6 * n) / created).toFixed(1)} machines/s`,
+    );
+
+    // Idle: every cluster up, nothing asked for.
+    await new Promise((r) => setTimeout(r, 2000));
+    const cpu0 = process.cpuUsage();
+    const w0 = Date.now();
+    await new Promise((r) => setTimeout(r, Number(process.env.MAGNETAR_BENCH_IDLE_S ?? 10) * 1000));
+    const cpu = process.cpuUsage(cpu0);
+    const idle = ((cpu.user + cpu.system) / 1000 / (Date.now() - w0)) * 100;
+    console.log(`idle CPU with ${n} clusters up: ${idle.toFixed(1)}% of one core`);
+    console.log(`peak RSS: ${(Math.max(peakRss, process.memoryUsage().rss) / 1024 / 1024).toFixed(0)} MiB`);
+
+    const d0 = Date.now();
+    for (let i = 0; i < names.length; i += 50) {
+      await Promise.all(
+        names
+          .slice(i, i + 50)
+          .map((name) =>
+            session.request('container-infra', 'DELETE', `/v1/clusters/${name}`, {
+              headers: quotas,
+              expect: [204, 404],
+            }),
+          ),
+      );
+    }
+    let left = (await states()).total;
+    while (left > 0 && Date.now() - d0 < limitMs) {
+      await new Promise((r) => setTimeout(r, 500));
+      left = (await states()).total;
+    }
+    const deleted = (Date.now() - d0) / 1000;
+    console.log(
+      `delete: ${n - left} of ${n} gone after ${deleted.toFixed(1)} s → ${((n - left) / deleted).toFixed(2)} clusters/s, ${((6 * (n - left)) / deleted).toFixed(1)} machines/s`,
+    );
+    const inv = await fetch(`${m.url}/cloud/_inventory?project_id=${project}`, {
+      headers: { 'X-Auth-Token': await admin.token() },
+    });
+    const body = (await inv.json()) as { projects: Record<string, Record<string, unknown[]>> };
+    const leftovers = Object.entries(body.projects[project] ?? {}).filter(
+      ([k, v]) => k !== 'Keypair' && v.length > 0,
+    );
+    console.log(
+      `cloud resources left in the project: ${leftovers.length === 0 ? 'none' : JSON.stringify(leftovers.map(([k, v]) => [k, v.length]))}`,
+    );
+    session.close();
+    admin.close();
+  } finally {
+    clearInterval(sampler);
+    await m.close();
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+/** Raise the embedded cloud's quotas of the project so N clusters fit (admin, Nova/Neutron/Octavia quota APIs). */
+async function liftCloudQuotas(admin: Session, _base: string, project: string, n: number): Promise<void> {
+  const big = n * 10 + 100;
+  const tries: [string, string, unknown][] = [
+    [
+      'compute',
+      `/os-quota-sets/${project}`,
+      { quota_set: { instances: big, cores: big * 4, ram: big * 8192 } },
+    ],
+    [
+      'network',
+      `/v2.0/quotas/${project}`,
+      {
+        quota: {
+          network: big,
+          subnet: big,
+          router: big,
+          port: big * 2,
+          floatingip: big,
+          security_group: big,
+          security_group_rule: big * 10,
+        },
+      },
+    ],
+    [
+      'load-balancer',
+      `/v2/lbaas/quotas/${project}`,
+      { quota: { load_balancer: big, listener: big, pool: big, member: big * 4, health_monitor: big } },
+    ],
+  ];
+  for (const [service, path, body] of tries) {
+    try {
+      await admin.request(service, 'PUT', path, { body });
+    } catch (err) {
+      console.log(`(could not raise ${service} quotas: ${err instanceof Error ? err.message : String(err)})`);
+    }
+  }
+}

@@ -1,0 +1,165 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import {
+  CAPI_API_VERSION,
+  CapiTypes,
+  INFRA_API_VERSION,
+  type CapiClusterObject,
+  type OpenStackClusterObject,
+} from '../../src/domain/index.ts';
+import { startInfra, type InfraFixture } from '../engine/infra-fixture.ts';
+
+async function applyCluster(f: InfraFixture, name: string, osc: Record<string, unknown> = {}): Promise<void> {
+  await f.store.create({
+    apiVersion: CAPI_API_VERSION,
+    kind: 'Cluster',
+    metadata: { name, namespace: f.projectId },
+    spec: {
+      infrastructureRef: { apiGroup: 'infrastructure.cluster.x-k8s.io', kind: 'OpenStackCluster', name },
+    },
+  });
+  await f.store.create({
+    apiVersion: INFRA_API_VERSION,
+    kind: 'OpenStackCluster',
+    metadata: { name, namespace: f.projectId },
+    spec: {
+      managedSubnets: [{ cidr: '10.6.0.0/24' }],
+      externalNetwork: { filter: { name: 'public' } },
+      apiServerLoadBalancer: { enabled: true },
+      managedSecurityGroups: { allowAllInClusterTraffic: true },
+      ...osc,
+    },
+  });
+}
+
+/** Resources of the project beyond what Neutron creates by itself (the `default` security group and its rules). */
+async function kinds(f: InfraFixture): Promise<Record<string, number>> {
+  const inv = await f.cloud.inventory(f.projectId);
+  const defaults = new Set<string>();
+  for (const g of await f.clients.network.listSecurityGroups({ name: 'default' })) {
+    defaults.add(g.id);
+    for (const r of g.rules) defaults.add(r.id);
+  }
+  return Object.fromEntries(
+    Object.entries(inv.projects[f.projectId] ?? {})
+      .map(([k, v]) => [k, v.filter((i) => !defaults.has(i.id)).length] as const)
+      .filter(([, n]) => n > 0),
+  );
+}
+
+void test('an OpenStackCluster gets network, subnet, router, security groups and an API load balancer with listener, pool, monitor and floating IP', async () => {
+  const f = await startInfra({ latencyMs: 2000 });
+  try {
+    await applyCluster(f, 'c1');
+    // While Octavia provisions, the condition says what it waits for.
+    const waiting = await f.until('the load balancer to be pending', async () => {
+      const o = await f.store.get<OpenStackClusterObject>(CapiTypes.OpenStackCluster, f.projectId, 'c1');
+      const c = o?.status.conditions?.find((x) => x.type === 'APIEndpointReady');
+      return c?.status === 'False' && /PENDING_CREATE/.test(c.message ?? '') ? c.message : undefined;
+    });
+    assert.match(waiting!, /waiting for load balancer k8s-clusterapi-cluster-.*-kubeapi \(PENDING_CREATE\)/);
+    const osc = await f.until('the OpenStackCluster to be provisioned', async () => {
+      const o = await f.store.get<OpenStackClusterObject>(CapiTypes.OpenStackCluster, f.projectId, 'c1');
+      return o?.status.initialization?.provisioned ? o : undefined;
+    });
+    const lb = osc.status.apiServerLoadBalancer!;
+    assert.ok(lb.id && lb.listenerID && lb.poolID && lb.monitorID && lb.floatingIPID, JSON.stringify(lb));
+    assert.match(lb.ip!, /^172\.24\.4\./);
+    assert.deepEqual(osc.spec.controlPlaneEndpoint, { host: lb.ip, port: 6443 });
+    assert.deepEqual(
+      osc.status.failureDomains?.map((d) => d.name),
+      ['AZ-1', 'AZ-2', 'AZ-3'],
+    );
+    assert.ok(osc.metadata.finalizers.includes('openstackcluster.infrastructure.cluster.x-k8s.io'));
+
+    // The load balancer really is wired as the provider wires it.
+    const lbs = await f.clients.loadBalancer.listLoadBalancers();
+    assert.equal(lbs.length, 1, 'exactly one load balancer');
+    const [listener] = await f.clients.loadBalancer.listListeners({ loadBalancerId: lbs[0]!.id });
+    assert.equal(listener?.protocolPort, 6443);
+    const [pool] = await f.clients.loadBalancer.listPools({ loadBalancerId: lbs[0]!.id });
+    assert.ok(pool?.healthMonitorId, 'pool has a health monitor');
+    const fips = await f.clients.network.listFloatingIps();
+    assert.equal(fips.length, 1, 'exactly one floating IP');
+    assert.equal(fips[0]!.portId, lbs[0]!.vipPortId);
+    const routers = await f.clients.network.listRouters();
+    assert.equal(routers.length, 1);
+    assert.ok(routers[0]!.externalGateway, 'router has a gateway to the external network');
+    const sgs = (await f.clients.network.listSecurityGroups()).filter((g) =>
+      g.name.startsWith('k8s-cluster-'),
+    );
+    assert.equal(sgs.length, 2);
+    const cp = sgs.find((g) => g.name.endsWith('controlplane'))!;
+    assert.ok(cp.rules.some((r) => r.portRangeMin === 6443 && r.direction === 'ingress'));
+
+    // The Cluster learned the endpoint and failure domains.
+    const cluster = await f.until('the Cluster to be provisioned', async () => {
+      const c = await f.store.get<CapiClusterObject>(CapiTypes.Cluster, f.projectId, 'c1');
+      return c?.status.phase === 'Provisioned' ? c : undefined;
+    });
+    assert.equal(cluster.spec.controlPlaneEndpoint?.host, lb.ip);
+    assert.equal(cluster.status.failureDomains?.length, 3);
+
+    // Delete: everything goes, nothing leaks.
+    await f.store.delete(CapiTypes.Cluster, f.projectId, 'c1');
+    await f.until(
+      'the Cluster to be gone',
+      async () => (await f.store.get(CapiTypes.Cluster, f.projectId, 'c1')) === undefined,
+    );
+    await f.until('the cloud to be empty', async () => {
+      const k = await kinds(f);
+      return Object.keys(k).length === 0 ? true : undefined;
+    });
+  } finally {
+    await f.close();
+  }
+});
+
+void test('a floating IP association that fails once is retried without allocating a second floating IP', async () => {
+  const f = await startInfra();
+  try {
+    f.cloud.faults.add({
+      kind: 'fail',
+      operation: 'network.floatingips.update',
+      count: 1,
+      failure: { type: 'http', status: 404, message: 'Resource not found' },
+    });
+    await applyCluster(f, 'c2');
+    await f.until('the OpenStackCluster to be provisioned', async () => {
+      const o = await f.store.get<OpenStackClusterObject>(CapiTypes.OpenStackCluster, f.projectId, 'c2');
+      return o?.status.initialization?.provisioned ? o : undefined;
+    });
+    assert.equal((await f.clients.network.listFloatingIps()).length, 1);
+    await f.store.delete(CapiTypes.Cluster, f.projectId, 'c2');
+    await f.until('the cloud to be empty', async () =>
+      Object.keys(await kinds(f)).length === 0 ? true : undefined,
+    );
+  } finally {
+    await f.close();
+  }
+});
+
+void test('a network quota refusal fails the OpenStackCluster with the cloud message, and delete still cleans up', async () => {
+  const f = await startInfra();
+  try {
+    f.cloud.faults.add({
+      kind: 'fail',
+      operation: 'network.routers.create',
+      count: 1,
+      failure: { type: 'quota', resource: 'router' },
+    });
+    await applyCluster(f, 'c3');
+    const failed = await f.until('the OpenStackCluster to fail', async () => {
+      const o = await f.store.get<OpenStackClusterObject>(CapiTypes.OpenStackCluster, f.projectId, 'c3');
+      const c = o?.status.conditions?.find((x) => x.type === 'Ready');
+      return c?.reason === 'Failed' ? c : undefined;
+    });
+    assert.match(failed.message ?? '', /quota/i);
+    await f.store.delete(CapiTypes.Cluster, f.projectId, 'c3');
+    await f.until('the cloud to be empty', async () =>
+      Object.keys(await kinds(f)).length === 0 ? true : undefined,
+    );
+  } finally {
+    await f.close();
+  }
+});
