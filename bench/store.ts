@@ -11,7 +11,7 @@ import { PostgresStore, SqliteStore, type ObjectStore } from '../src/store/index
  * WAL file) and on PostgreSQL when MAGNETAR_TEST_PG_URL is set (in a throw-away schema).
  * Each measurement runs for a fixed time budget, so the whole benchmark stays under 30 s.
  */
-const BUDGET_MS = 1_200;
+const BUDGET_MS = 1_000;
 const PAGE = 50;
 
 interface Figure {
