@@ -57,7 +57,7 @@ void test('an OpenStackCluster gets network, subnet, router, security groups and
       const c = o?.status.conditions?.find((x) => x.type === 'APIEndpointReady');
       return c?.status === 'False' && /PENDING_CREATE/.test(c.message ?? '') ? c.message : undefined;
     });
-    assert.match(waiting!, /waiting for load balancer k8s-clusterapi-cluster-.*-kubeapi \(PENDING_CREATE\)/);
+    assert.match(waiting, /waiting for load balancer k8s-clusterapi-cluster-.*-kubeapi \(PENDING_CREATE\)/);
     const osc = await f.until('the OpenStackCluster to be provisioned', async () => {
       const o = await f.store.get<OpenStackClusterObject>(CapiTypes.OpenStackCluster, f.projectId, 'c1');
       return o?.status.initialization?.provisioned ? o : undefined;

@@ -107,7 +107,7 @@ export async function startHarness(
       await store.close();
       rmSync(dir, { recursive: true, force: true });
     },
-  } as Harness;
+  };
   return h;
 }
 
