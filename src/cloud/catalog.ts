@@ -69,7 +69,10 @@ export function findEndpoint(
 }
 
 /** The message the openstack client prints when the catalog lacks an endpoint. */
-export function endpointNotFoundMessage(serviceType: string, options: { region?: string; interface?: EndpointInterface }): string {
+export function endpointNotFoundMessage(
+  serviceType: string,
+  options: { region?: string; interface?: EndpointInterface },
+): string {
   const region = options.region ? ` in ${options.region} region` : '';
   return `${options.interface ?? 'public'} endpoint for ${serviceType} service${region} not found`;
 }

@@ -25,7 +25,10 @@ export interface CloudClientsOptions {
 /** The typed clients for a session (cheap: no call is made until a method is used). */
 export function createCloudClients(session: Session, options: CloudClientsOptions = {}): CloudClients {
   return {
-    compute: new NovaComputeClient(session, options.computeMicroversion ? { microversion: options.computeMicroversion } : {}),
+    compute: new NovaComputeClient(
+      session,
+      options.computeMicroversion ? { microversion: options.computeMicroversion } : {},
+    ),
     network: new NeutronNetworkClient(session),
     loadBalancer: new OctaviaLoadBalancerClient(session),
     volume: new CinderVolumeClient(session),

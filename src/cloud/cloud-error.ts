@@ -168,7 +168,9 @@ function str(v: unknown): string | undefined {
 }
 
 function record(v: unknown): Record<string, unknown> | undefined {
-  return v !== null && typeof v === 'object' && !Array.isArray(v) ? (v as Record<string, unknown>) : undefined;
+  return v !== null && typeof v === 'object' && !Array.isArray(v)
+    ? (v as Record<string, unknown>)
+    : undefined;
 }
 
 function fromJson(body: unknown): ParsedErrorBody | undefined {
@@ -224,7 +226,8 @@ function fromText(text: string): string {
   if (!/<[a-z!/][^>]*>/i.test(text)) return text.replace(/\s+/g, ' ').trim();
   // HTML error pages (Glance, Swift, proxies): the body text is the message; the
   // title and h1 only repeat the status line, so use them only when nothing else is left.
-  const heading = /<h1[^>]*>([\s\S]*?)<\/h1>/i.exec(text)?.[1] ?? /<title[^>]*>([\s\S]*?)<\/title>/i.exec(text)?.[1];
+  const heading =
+    /<h1[^>]*>([\s\S]*?)<\/h1>/i.exec(text)?.[1] ?? /<title[^>]*>([\s\S]*?)<\/title>/i.exec(text)?.[1];
   // Proxies (nginx, Apache) sign their pages after an <hr>: not part of the message.
   const body = text
     .replace(/<hr[^>]*>[\s\S]*$/i, ' ')
@@ -234,7 +237,9 @@ function fromText(text: string): string {
     .replace(/<[^>]+>/g, ' ');
   const cleaned = decodeEntities(body).replace(/\s+/g, ' ').trim();
   if (cleaned) return cleaned;
-  return decodeEntities((heading ?? '').replace(/<[^>]+>/g, ' ')).replace(/\s+/g, ' ').trim();
+  return decodeEntities((heading ?? '').replace(/<[^>]+>/g, ' '))
+    .replace(/\s+/g, ' ')
+    .trim();
 }
 
 function decodeEntities(s: string): string {
@@ -248,7 +253,8 @@ function decodeEntities(s: string): string {
 
 /** Classify an HTTP error answer. */
 export function classifyStatus(status: number, parsed: ParsedErrorBody): CloudErrorKind {
-  const quota = (parsed.code !== undefined && QUOTA_CODES.has(parsed.code)) || QUOTA_TEXT.test(parsed.message);
+  const quota =
+    (parsed.code !== undefined && QUOTA_CODES.has(parsed.code)) || QUOTA_TEXT.test(parsed.message);
   if (status === 404) return 'not-found';
   if ((status === 403 || status === 409 || status === 413) && quota) return 'quota';
   if (status === 400 || status === 422) return 'bad-request';

@@ -264,7 +264,8 @@ export function loadCloudConfig(options: LoadCloudConfigOptions = {}): CloudConf
   }
   const raw = parsed.data;
   const auth: Record<string, string> = {};
-  for (const [k, v] of Object.entries(raw.auth ?? {})) if (v !== undefined && v !== null && v !== '') auth[k] = v;
+  for (const [k, v] of Object.entries(raw.auth ?? {}))
+    if (v !== undefined && v !== null && v !== '') auth[k] = v;
   for (const [envName, key] of AUTH_ENV) {
     const v = present(env, envName);
     if (v !== undefined) auth[key] = v;
@@ -289,7 +290,8 @@ export function loadCloudConfig(options: LoadCloudConfigOptions = {}): CloudConf
   const endpointOverrides: Record<string, string> = {};
   for (const [k, v] of Object.entries(entry)) {
     const m = /^(.+)_endpoint_override$/.exec(k);
-    if (m && (typeof v === 'string' || typeof v === 'number')) endpointOverrides[m[1]!.replace(/_/g, '-')] = String(v);
+    if (m && (typeof v === 'string' || typeof v === 'number'))
+      endpointOverrides[m[1]!.replace(/_/g, '-')] = String(v);
   }
   for (const [k, v] of Object.entries(env)) {
     const m = /^OS_(.+)_ENDPOINT_OVERRIDE$/.exec(k);
@@ -302,7 +304,8 @@ export function loadCloudConfig(options: LoadCloudConfigOptions = {}): CloudConf
   if (endpoint) config.endpointOverride = endpoint;
   if (Object.keys(endpointOverrides).length > 0) config.endpointOverrides = endpointOverrides;
   if (typeof top.region_name === 'string' && top.region_name) config.regionName = top.region_name;
-  if (typeof top.interface === 'string' && top.interface) config.interface = normaliseInterface(top.interface);
+  if (typeof top.interface === 'string' && top.interface)
+    config.interface = normaliseInterface(top.interface);
   if (typeof top.cacert === 'string' && top.cacert) config.cacert = pathOrPem(top.cacert, cwd);
   if (typeof top.cert === 'string' && top.cert) config.cert = pathOrPem(top.cert, cwd);
   if (typeof top.key === 'string' && top.key) config.key = pathOrPem(top.key, cwd);
@@ -315,12 +318,15 @@ export function loadCloudConfig(options: LoadCloudConfigOptions = {}): CloudConf
       `identity_api_version (OS_IDENTITY_API_VERSION) is "${apiVersion}": only Keystone v3 is supported`,
     );
   }
-  config.authType = typeof top.auth_type === 'string' && top.auth_type ? top.auth_type.toLowerCase() : inferAuthType(config);
+  config.authType =
+    typeof top.auth_type === 'string' && top.auth_type ? top.auth_type.toLowerCase() : inferAuthType(config);
   if (name === undefined && !auth.auth_url && !config.endpointOverride) {
     const known = Object.keys(clouds);
     throw new CloudConfigError(
       'no cloud selected: set OS_CLOUD to an entry of clouds.yaml' +
-        (cloudsFile ? ` (${cloudsFile} defines: ${known.join(', ') || 'nothing'})` : ` (none found in ${cloudsPaths.join(', ')})`) +
+        (cloudsFile
+          ? ` (${cloudsFile} defines: ${known.join(', ') || 'nothing'})`
+          : ` (none found in ${cloudsPaths.join(', ')})`) +
         ', or OS_AUTH_URL with credentials, or OS_ENDPOINT with OS_TOKEN',
     );
   }
@@ -369,7 +375,8 @@ export function validateCloudConfig(config: CloudConfig): void {
       need('auth_url');
       need('application_credential_secret');
       if (!a.application_credential_id) {
-        if (!a.application_credential_name) needOne(['application_credential_id', 'application_credential_name']);
+        if (!a.application_credential_name)
+          needOne(['application_credential_id', 'application_credential_name']);
         else needOne(['username', 'user_id']);
       }
       break;

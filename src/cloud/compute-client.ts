@@ -162,17 +162,15 @@ const FlavorWire = z
     'OS-FLV-EXT-DATA:ephemeral': z.number().nullish(),
     'os-flavor-access:is_public': z.boolean().nullish(),
   })
-  .transform(
-    (f): Flavor => ({
-      id: f.id,
-      name: f.name,
-      vcpus: f.vcpus,
-      ramMb: f.ram,
-      diskGb: f.disk,
-      ephemeralGb: f['OS-FLV-EXT-DATA:ephemeral'] ?? 0,
-      isPublic: f['os-flavor-access:is_public'] ?? true,
-    }),
-  );
+  .transform((f): Flavor => ({
+    id: f.id,
+    name: f.name,
+    vcpus: f.vcpus,
+    ramMb: f.ram,
+    diskGb: f.disk,
+    ephemeralGb: f['OS-FLV-EXT-DATA:ephemeral'] ?? 0,
+    isPublic: f['os-flavor-access:is_public'] ?? true,
+  }));
 
 const KeypairWire = z
   .looseObject({
@@ -184,7 +182,13 @@ const KeypairWire = z
   })
   .transform(
     (k): Keypair =>
-      compact({ name: k.name, publicKey: k.public_key, fingerprint: k.fingerprint, type: k.type, privateKey: k.private_key }) as Keypair,
+      compact({
+        name: k.name,
+        publicKey: k.public_key,
+        fingerprint: k.fingerprint,
+        type: k.type,
+        privateKey: k.private_key,
+      }) as Keypair,
   );
 
 const AddressWire = z.looseObject({
@@ -220,7 +224,15 @@ const ServerWire = z
     const addresses: ServerAddress[] = [];
     for (const [network, list] of Object.entries(s.addresses ?? {})) {
       for (const a of list) {
-        addresses.push(compact({ network, addr: a.addr, version: a.version, type: a['OS-EXT-IPS:type'], mac: a['OS-EXT-IPS-MAC:mac_addr'] }) as ServerAddress);
+        addresses.push(
+          compact({
+            network,
+            addr: a.addr,
+            version: a.version,
+            type: a['OS-EXT-IPS:type'],
+            mac: a['OS-EXT-IPS-MAC:mac_addr'],
+          }) as ServerAddress,
+        );
       }
     }
     const server: Server = {
@@ -233,7 +245,12 @@ const ServerWire = z
       flavor: compact({ id: s.flavor?.id, name: s.flavor?.original_name }),
       volumeIds: (s['os-extended-volumes:volumes_attached'] ?? []).map((v) => v.id),
     };
-    if (s.fault) server.fault = compact({ code: s.fault.code ?? undefined, message: s.fault.message, details: s.fault.details }) as ServerFault;
+    if (s.fault)
+      server.fault = compact({
+        code: s.fault.code ?? undefined,
+        message: s.fault.message,
+        details: s.fault.details,
+      }) as ServerFault;
     const optional = compact({
       taskState: s['OS-EXT-STS:task_state'],
       vmState: s['OS-EXT-STS:vm_state'],
@@ -247,7 +264,9 @@ const ServerWire = z
     return { ...server, ...optional };
   });
 
-const LimitsWire = z.object({ limits: z.looseObject({ absolute: z.record(z.string(), z.number().nullable()) }) });
+const LimitsWire = z.object({
+  limits: z.looseObject({ absolute: z.record(z.string(), z.number().nullable()) }),
+});
 
 /** Escape a literal for Nova's regular-expression name filter and anchor it. */
 export function exactNameRegex(name: string): string {
@@ -262,7 +281,8 @@ export class NovaComputeClient implements ComputeClient {
     const mv = options.microversion ?? COMPUTE_MICROVERSION;
     this.api = new ServiceApi(session, {
       serviceType: 'compute',
-      root: (endpoint) => (/\/v2(\.1)?(\/|$)/.test(new URL(endpoint).pathname) ? '' : versionRoot(endpoint, ['v2.1'])),
+      root: (endpoint) =>
+        /\/v2(\.1)?(\/|$)/.test(new URL(endpoint).pathname) ? '' : versionRoot(endpoint, ['v2.1']),
       headers: { 'openstack-api-version': `compute ${mv}`, 'x-openstack-nova-api-version': mv },
     });
   }
@@ -281,15 +301,22 @@ export class NovaComputeClient implements ComputeClient {
 
   async createKeypair(input: { name: string; publicKey?: string; type?: string }): Promise<Keypair> {
     const body = { keypair: compact({ name: input.name, public_key: input.publicKey, type: input.type }) };
-    return (await this.api.call(z.object({ keypair: KeypairWire }), 'POST', '/os-keypairs', { body })).keypair;
+    return (await this.api.call(z.object({ keypair: KeypairWire }), 'POST', '/os-keypairs', { body }))
+      .keypair;
   }
 
   async getKeypair(name: string): Promise<Keypair> {
-    return (await this.api.call(z.object({ keypair: KeypairWire }), 'GET', `/os-keypairs/${seg(name)}`)).keypair;
+    return (await this.api.call(z.object({ keypair: KeypairWire }), 'GET', `/os-keypairs/${seg(name)}`))
+      .keypair;
   }
 
   async listKeypairs(): Promise<Keypair[]> {
-    const wrapped = await this.api.list(z.object({ keypair: KeypairWire }), '/os-keypairs', 'keypairs', 'links');
+    const wrapped = await this.api.list(
+      z.object({ keypair: KeypairWire }),
+      '/os-keypairs',
+      'keypairs',
+      'links',
+    );
     return wrapped.map((w) => w.keypair);
   }
 
@@ -301,8 +328,11 @@ export class NovaComputeClient implements ComputeClient {
     const networks =
       input.networks === undefined || typeof input.networks === 'string'
         ? input.networks
-        : input.networks.map((n) => ('portId' in n ? { port: n.portId } : compact({ uuid: n.networkId, fixed_ip: n.fixedIp })));
-    const userData = input.userData === undefined ? undefined : Buffer.from(input.userData).toString('base64');
+        : input.networks.map((n) =>
+            'portId' in n ? { port: n.portId } : compact({ uuid: n.networkId, fixed_ip: n.fixedIp }),
+          );
+    const userData =
+      input.userData === undefined ? undefined : Buffer.from(input.userData).toString('base64');
     const server = compact({
       name: input.name,
       flavorRef: input.flavorId,
@@ -328,9 +358,20 @@ export class NovaComputeClient implements ComputeClient {
       config_drive: input.configDrive,
       description: input.description,
     });
-    const body = { server, ...(input.schedulerHints ? { 'OS-SCH-HNT:scheduler_hints': input.schedulerHints } : {}) };
-    const res = await this.api.call(z.object({ server: z.looseObject({ id: z.string(), adminPass: wire.optStr }) }), 'POST', '/servers', { body });
-    return compact({ id: res.server.id, adminPass: res.server.adminPass }) as { id: string; adminPass?: string };
+    const body = {
+      server,
+      ...(input.schedulerHints ? { 'OS-SCH-HNT:scheduler_hints': input.schedulerHints } : {}),
+    };
+    const res = await this.api.call(
+      z.object({ server: z.looseObject({ id: z.string(), adminPass: wire.optStr }) }),
+      'POST',
+      '/servers',
+      { body },
+    );
+    return compact({ id: res.server.id, adminPass: res.server.adminPass }) as {
+      id: string;
+      adminPass?: string;
+    };
   }
 
   async getServer(id: string): Promise<Server> {
@@ -354,10 +395,18 @@ export class NovaComputeClient implements ComputeClient {
 
   async listAvailabilityZones(): Promise<AvailabilityZone[]> {
     const schema = z.object({
-      availabilityZoneInfo: z.array(z.looseObject({ zoneName: z.string(), zoneState: z.looseObject({ available: z.boolean() }).nullish() })),
+      availabilityZoneInfo: z.array(
+        z.looseObject({
+          zoneName: z.string(),
+          zoneState: z.looseObject({ available: z.boolean() }).nullish(),
+        }),
+      ),
     });
     const res = await this.api.call(schema, 'GET', '/os-availability-zone');
-    return res.availabilityZoneInfo.map((z) => ({ name: z.zoneName, available: z.zoneState?.available ?? true }));
+    return res.availabilityZoneInfo.map((z) => ({
+      name: z.zoneName,
+      available: z.zoneState?.available ?? true,
+    }));
   }
 
   async getLimits(): Promise<ComputeLimits> {

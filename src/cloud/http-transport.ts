@@ -90,7 +90,9 @@ export class HttpTransport {
     return new Promise<RawResponse>((resolve, reject) => {
       const isHttps = req.url.protocol === 'https:';
       if (!isHttps && req.url.protocol !== 'http:') {
-        reject(new TransportFailure('network', `unsupported URL scheme in ${req.url.href}`, 'EPROTO', false, true));
+        reject(
+          new TransportFailure('network', `unsupported URL scheme in ${req.url.href}`, 'EPROTO', false, true),
+        );
         return;
       }
       const headers: Record<string, string> = { ...req.headers };
@@ -126,7 +128,12 @@ export class HttpTransport {
         });
         res.on('error', fail);
         res.on('close', () => {
-          if (!res.complete) fail(Object.assign(new Error('connection closed before the answer was complete'), { code: 'ECONNRESET' }));
+          if (!res.complete)
+            fail(
+              Object.assign(new Error('connection closed before the answer was complete'), {
+                code: 'ECONNRESET',
+              }),
+            );
         });
       });
       r.on('socket', (socket) => {
@@ -142,7 +149,10 @@ export class HttpTransport {
         settled = true;
         cancelTimer();
         const code = err.code;
-        const notSent = !connected && !r.reusedSocket && (code === 'ECONNREFUSED' || code === 'ENOTFOUND' || code === 'EAI_AGAIN');
+        const notSent =
+          !connected &&
+          !r.reusedSocket &&
+          (code === 'ECONNREFUSED' || code === 'ENOTFOUND' || code === 'EAI_AGAIN');
         reject(
           new TransportFailure(
             timedOut ? 'timeout' : 'network',

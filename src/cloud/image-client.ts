@@ -64,9 +64,31 @@ export interface ImageClient {
 }
 
 const CORE = new Set([
-  'id', 'name', 'status', 'visibility', 'protected', 'checksum', 'os_hash_algo', 'os_hash_value', 'owner', 'size',
-  'virtual_size', 'min_disk', 'min_ram', 'disk_format', 'container_format', 'created_at', 'updated_at', 'tags',
-  'self', 'file', 'schema', 'direct_url', 'locations', 'os_hidden', 'stores',
+  'id',
+  'name',
+  'status',
+  'visibility',
+  'protected',
+  'checksum',
+  'os_hash_algo',
+  'os_hash_value',
+  'owner',
+  'size',
+  'virtual_size',
+  'min_disk',
+  'min_ram',
+  'disk_format',
+  'container_format',
+  'created_at',
+  'updated_at',
+  'tags',
+  'self',
+  'file',
+  'schema',
+  'direct_url',
+  'locations',
+  'os_hidden',
+  'stores',
 ]);
 
 const ImageWire = z
@@ -116,7 +138,10 @@ export class GlanceImageClient implements ImageClient {
   private readonly api: ServiceApi;
 
   constructor(session: Session) {
-    this.api = new ServiceApi(session, { serviceType: 'image', root: (endpoint) => versionRoot(endpoint, ['v2']) });
+    this.api = new ServiceApi(session, {
+      serviceType: 'image',
+      root: (endpoint) => versionRoot(endpoint, ['v2']),
+    });
   }
 
   listImages(filter: ImageFilter = {}): Promise<Image[]> {
@@ -163,7 +188,10 @@ export class GlanceImageClient implements ImageClient {
   }
 
   async uploadImageData(id: string, data: Buffer): Promise<void> {
-    await this.api.send('PUT', `/images/${seg(id)}/file`, { rawBody: data, headers: { 'content-type': 'application/octet-stream' } });
+    await this.api.send('PUT', `/images/${seg(id)}/file`, {
+      rawBody: data,
+      headers: { 'content-type': 'application/octet-stream' },
+    });
   }
 
   async deleteImage(id: string): Promise<void> {

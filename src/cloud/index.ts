@@ -4,8 +4,21 @@
  */
 export * from './cloud-error.ts';
 export * from './clouds-config.ts';
-export { findEndpoint, substituteProjectId, serviceTypeCandidates, SERVICE_TYPE_ALIASES, type Catalog } from './catalog.ts';
-export { Session, buildUrl, type SessionOptions, type RequestOptions, type CloudResponse, type RetryEvent } from './session.ts';
+export {
+  findEndpoint,
+  substituteProjectId,
+  serviceTypeCandidates,
+  SERVICE_TYPE_ALIASES,
+  type Catalog,
+} from './catalog.ts';
+export {
+  Session,
+  buildUrl,
+  type SessionOptions,
+  type RequestOptions,
+  type CloudResponse,
+  type RetryEvent,
+} from './session.ts';
 export * from './compute-client.ts';
 export * from './network-client.ts';
 export * from './load-balancer-client.ts';
@@ -13,3 +26,4 @@ export * from './volume-client.ts';
 export * from './image-client.ts';
 export * from './object-store-client.ts';
 export * from './clients.ts';
+export * from './cloud-lookup.ts';

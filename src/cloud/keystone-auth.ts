@@ -50,7 +50,9 @@ export function tokenRequestBody(config: CloudConfig): Record<string, unknown> {
         ? { id: a.user_id, password: a.password }
         : { name: a.username, domain: domainRef(a, 'user'), password: a.password };
       const scope = scopeOf(a);
-      return { auth: { identity: { methods: ['password'], password: { user } }, ...(scope ? { scope } : {}) } };
+      return {
+        auth: { identity: { methods: ['password'], password: { user } }, ...(scope ? { scope } : {}) },
+      };
     }
     case 'application-credential': {
       // An application credential carries its own project: Keystone refuses a scope here.
@@ -61,11 +63,15 @@ export function tokenRequestBody(config: CloudConfig): Record<string, unknown> {
             secret: a.application_credential_secret,
             user: a.user_id ? { id: a.user_id } : { name: a.username, domain: domainRef(a, 'user') },
           };
-      return { auth: { identity: { methods: ['application_credential'], application_credential: credential } } };
+      return {
+        auth: { identity: { methods: ['application_credential'], application_credential: credential } },
+      };
     }
     case 'token': {
       const scope = scopeOf(a);
-      return { auth: { identity: { methods: ['token'], token: { id: a.token } }, ...(scope ? { scope } : {}) } };
+      return {
+        auth: { identity: { methods: ['token'], token: { id: a.token } }, ...(scope ? { scope } : {}) },
+      };
     }
     case 'admin-token':
     case 'none':
@@ -100,10 +106,15 @@ export interface IssuedToken {
  * Parse a token answer. The lifetime is taken from `expires_at - issued_at` and counted on
  * the local clock, so a skewed server clock does not make a fresh token look stale.
  */
-export function parseTokenAnswer(subjectToken: string | undefined, body: unknown, now: number): IssuedToken | string {
+export function parseTokenAnswer(
+  subjectToken: string | undefined,
+  body: unknown,
+  now: number,
+): IssuedToken | string {
   if (!subjectToken) return 'the answer has no X-Subject-Token header';
   const parsed = TokenBodySchema.safeParse(body);
-  if (!parsed.success) return `unexpected token body: ${parsed.error.issues.map((i) => `${i.path.join('.')} ${i.message}`).join('; ')}`;
+  if (!parsed.success)
+    return `unexpected token body: ${parsed.error.issues.map((i) => `${i.path.join('.')} ${i.message}`).join('; ')}`;
   const t = parsed.data.token;
   const expires = Date.parse(t.expires_at);
   if (Number.isNaN(expires)) return `unreadable expires_at "${t.expires_at}"`;

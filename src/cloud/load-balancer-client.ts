@@ -8,7 +8,8 @@ import { compact, one, seg, ServiceApi, tagsQuery, versionRoot, wire } from './s
  * Octavia's provisioning status: every change passes through PENDING_*, and the parent
  * load balancer is immutable (409) until it is ACTIVE again.
  */
-export type ProvisioningStatus = 'ACTIVE' | 'DELETED' | 'ERROR' | 'PENDING_CREATE' | 'PENDING_UPDATE' | 'PENDING_DELETE' | (string & {});
+export type ProvisioningStatus =
+  'ACTIVE' | 'DELETED' | 'ERROR' | 'PENDING_CREATE' | 'PENDING_UPDATE' | 'PENDING_DELETE' | (string & {});
 
 export interface LoadBalancer {
   id: string;
@@ -194,28 +195,26 @@ const LoadBalancerWire = z
     tags: wire.tags,
     project_id: wire.optStr,
   })
-  .transform(
-    (l): LoadBalancer => ({
-      id: l.id,
-      name: l.name ?? '',
-      provisioningStatus: l.provisioning_status,
-      operatingStatus: l.operating_status ?? 'OFFLINE',
-      listenerIds: l.listeners,
-      poolIds: l.pools,
-      tags: l.tags,
-      ...compact({
-        description: l.description,
-        vipAddress: l.vip_address,
-        vipPortId: l.vip_port_id,
-        vipSubnetId: l.vip_subnet_id,
-        vipNetworkId: l.vip_network_id,
-        provider: l.provider,
-        flavorId: l.flavor_id,
-        availabilityZone: l.availability_zone,
-        projectId: l.project_id,
-      }),
+  .transform((l): LoadBalancer => ({
+    id: l.id,
+    name: l.name ?? '',
+    provisioningStatus: l.provisioning_status,
+    operatingStatus: l.operating_status ?? 'OFFLINE',
+    listenerIds: l.listeners,
+    poolIds: l.pools,
+    tags: l.tags,
+    ...compact({
+      description: l.description,
+      vipAddress: l.vip_address,
+      vipPortId: l.vip_port_id,
+      vipSubnetId: l.vip_subnet_id,
+      vipNetworkId: l.vip_network_id,
+      provider: l.provider,
+      flavorId: l.flavor_id,
+      availabilityZone: l.availability_zone,
+      projectId: l.project_id,
     }),
-  );
+  }));
 
 const ListenerWire = z
   .looseObject({
@@ -229,20 +228,18 @@ const ListenerWire = z
     ...Status,
     tags: wire.tags,
   })
-  .transform(
-    (l): Listener => ({
-      id: l.id,
-      name: l.name ?? '',
-      protocol: l.protocol,
-      protocolPort: l.protocol_port,
-      loadBalancerIds: l.loadbalancers,
-      allowedCidrs: l.allowed_cidrs ?? [],
-      provisioningStatus: l.provisioning_status,
-      operatingStatus: l.operating_status ?? 'OFFLINE',
-      tags: l.tags,
-      ...compact({ defaultPoolId: l.default_pool_id }),
-    }),
-  );
+  .transform((l): Listener => ({
+    id: l.id,
+    name: l.name ?? '',
+    protocol: l.protocol,
+    protocolPort: l.protocol_port,
+    loadBalancerIds: l.loadbalancers,
+    allowedCidrs: l.allowed_cidrs ?? [],
+    provisioningStatus: l.provisioning_status,
+    operatingStatus: l.operating_status ?? 'OFFLINE',
+    tags: l.tags,
+    ...compact({ defaultPoolId: l.default_pool_id }),
+  }));
 
 const PoolWire = z
   .looseObject({
@@ -257,21 +254,19 @@ const PoolWire = z
     ...Status,
     tags: wire.tags,
   })
-  .transform(
-    (p): Pool => ({
-      id: p.id,
-      name: p.name ?? '',
-      protocol: p.protocol,
-      lbAlgorithm: p.lb_algorithm,
-      listenerIds: p.listeners,
-      loadBalancerIds: p.loadbalancers,
-      memberIds: p.members,
-      provisioningStatus: p.provisioning_status,
-      operatingStatus: p.operating_status ?? 'OFFLINE',
-      tags: p.tags,
-      ...compact({ healthMonitorId: p.healthmonitor_id }),
-    }),
-  );
+  .transform((p): Pool => ({
+    id: p.id,
+    name: p.name ?? '',
+    protocol: p.protocol,
+    lbAlgorithm: p.lb_algorithm,
+    listenerIds: p.listeners,
+    loadBalancerIds: p.loadbalancers,
+    memberIds: p.members,
+    provisioningStatus: p.provisioning_status,
+    operatingStatus: p.operating_status ?? 'OFFLINE',
+    tags: p.tags,
+    ...compact({ healthMonitorId: p.healthmonitor_id }),
+  }));
 
 const MemberWire = z
   .looseObject({
@@ -285,18 +280,20 @@ const MemberWire = z
     ...Status,
     tags: wire.tags,
   })
-  .transform(
-    (m): Member => ({
-      id: m.id,
-      name: m.name ?? '',
-      address: m.address,
-      protocolPort: m.protocol_port,
-      provisioningStatus: m.provisioning_status,
-      operatingStatus: m.operating_status ?? 'NO_MONITOR',
-      tags: m.tags,
-      ...compact({ subnetId: m.subnet_id, weight: m.weight ?? undefined, monitorPort: m.monitor_port ?? undefined }),
+  .transform((m): Member => ({
+    id: m.id,
+    name: m.name ?? '',
+    address: m.address,
+    protocolPort: m.protocol_port,
+    provisioningStatus: m.provisioning_status,
+    operatingStatus: m.operating_status ?? 'NO_MONITOR',
+    tags: m.tags,
+    ...compact({
+      subnetId: m.subnet_id,
+      weight: m.weight ?? undefined,
+      monitorPort: m.monitor_port ?? undefined,
     }),
-  );
+  }));
 
 const HealthMonitorWire = z
   .looseObject({
@@ -311,28 +308,29 @@ const HealthMonitorWire = z
     ...Status,
     tags: wire.tags,
   })
-  .transform(
-    (h): HealthMonitor => ({
-      id: h.id,
-      name: h.name ?? '',
-      type: h.type,
-      delay: h.delay,
-      timeout: h.timeout,
-      maxRetries: h.max_retries,
-      poolIds: h.pools,
-      provisioningStatus: h.provisioning_status,
-      operatingStatus: h.operating_status ?? 'OFFLINE',
-      tags: h.tags,
-      ...compact({ maxRetriesDown: h.max_retries_down ?? undefined }),
-    }),
-  );
+  .transform((h): HealthMonitor => ({
+    id: h.id,
+    name: h.name ?? '',
+    type: h.type,
+    delay: h.delay,
+    timeout: h.timeout,
+    maxRetries: h.max_retries,
+    poolIds: h.pools,
+    provisioningStatus: h.provisioning_status,
+    operatingStatus: h.operating_status ?? 'OFFLINE',
+    tags: h.tags,
+    ...compact({ maxRetriesDown: h.max_retries_down ?? undefined }),
+  }));
 
 /** Octavia over a session. */
 export class OctaviaLoadBalancerClient implements LoadBalancerClient {
   private readonly api: ServiceApi;
 
   constructor(session: Session) {
-    this.api = new ServiceApi(session, { serviceType: 'load-balancer', root: (endpoint) => `${versionRoot(endpoint, ['v2', 'v2.0'])}/lbaas` });
+    this.api = new ServiceApi(session, {
+      serviceType: 'load-balancer',
+      root: (endpoint) => `${versionRoot(endpoint, ['v2', 'v2.0'])}/lbaas`,
+    });
   }
 
   createLoadBalancer(input: CreateLoadBalancerInput): Promise<LoadBalancer> {
@@ -357,7 +355,9 @@ export class OctaviaLoadBalancerClient implements LoadBalancerClient {
     return this.api.call(one('loadbalancer', LoadBalancerWire), 'GET', `/loadbalancers/${seg(id)}`);
   }
 
-  listLoadBalancers(filter: { name?: string; tags?: string[]; vipPortId?: string } = {}): Promise<LoadBalancer[]> {
+  listLoadBalancers(
+    filter: { name?: string; tags?: string[]; vipPortId?: string } = {},
+  ): Promise<LoadBalancer[]> {
     return this.api.list(LoadBalancerWire, '/loadbalancers', 'loadbalancers', 'links', {
       name: filter.name,
       tags: tagsQuery(filter.tags),
@@ -366,7 +366,9 @@ export class OctaviaLoadBalancerClient implements LoadBalancerClient {
   }
 
   async deleteLoadBalancer(id: string, options: { cascade?: boolean } = {}): Promise<void> {
-    await this.api.send('DELETE', `/loadbalancers/${seg(id)}`, { query: { cascade: options.cascade ? 'true' : undefined } });
+    await this.api.send('DELETE', `/loadbalancers/${seg(id)}`, {
+      query: { cascade: options.cascade ? 'true' : undefined },
+    });
   }
 
   createListener(input: CreateListenerInput): Promise<Listener> {
@@ -389,7 +391,10 @@ export class OctaviaLoadBalancerClient implements LoadBalancerClient {
   }
 
   listListeners(filter: { loadBalancerId?: string; name?: string } = {}): Promise<Listener[]> {
-    return this.api.list(ListenerWire, '/listeners', 'listeners', 'links', { loadbalancer_id: filter.loadBalancerId, name: filter.name });
+    return this.api.list(ListenerWire, '/listeners', 'listeners', 'links', {
+      loadbalancer_id: filter.loadBalancerId,
+      name: filter.name,
+    });
   }
 
   async deleteListener(id: string): Promise<void> {
@@ -415,7 +420,10 @@ export class OctaviaLoadBalancerClient implements LoadBalancerClient {
   }
 
   listPools(filter: { loadBalancerId?: string; name?: string } = {}): Promise<Pool[]> {
-    return this.api.list(PoolWire, '/pools', 'pools', 'links', { loadbalancer_id: filter.loadBalancerId, name: filter.name });
+    return this.api.list(PoolWire, '/pools', 'pools', 'links', {
+      loadbalancer_id: filter.loadBalancerId,
+      name: filter.name,
+    });
   }
 
   async deletePool(id: string): Promise<void> {
@@ -442,7 +450,10 @@ export class OctaviaLoadBalancerClient implements LoadBalancerClient {
   }
 
   listMembers(poolId: string, filter: { name?: string; address?: string } = {}): Promise<Member[]> {
-    return this.api.list(MemberWire, `/pools/${seg(poolId)}/members`, 'members', 'links', { name: filter.name, address: filter.address });
+    return this.api.list(MemberWire, `/pools/${seg(poolId)}/members`, 'members', 'links', {
+      name: filter.name,
+      address: filter.address,
+    });
   }
 
   async deleteMember(poolId: string, memberId: string): Promise<void> {
@@ -470,7 +481,10 @@ export class OctaviaLoadBalancerClient implements LoadBalancerClient {
   }
 
   listHealthMonitors(filter: { poolId?: string; name?: string } = {}): Promise<HealthMonitor[]> {
-    return this.api.list(HealthMonitorWire, '/healthmonitors', 'healthmonitors', 'links', { pool_id: filter.poolId, name: filter.name });
+    return this.api.list(HealthMonitorWire, '/healthmonitors', 'healthmonitors', 'links', {
+      pool_id: filter.poolId,
+      name: filter.name,
+    });
   }
 
   async deleteHealthMonitor(id: string): Promise<void> {

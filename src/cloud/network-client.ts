@@ -125,7 +125,8 @@ export interface NetworkQuota {
 }
 
 /** Neutron resources that carry tags (`PUT /v2.0/{resource}/{id}/tags`). */
-export type TaggableResource = 'networks' | 'subnets' | 'routers' | 'ports' | 'security-groups' | 'floatingips' | 'subnetpools' | 'trunks';
+export type TaggableResource =
+  'networks' | 'subnets' | 'routers' | 'ports' | 'security-groups' | 'floatingips' | 'subnetpools' | 'trunks';
 
 export interface NetworkFilter {
   name?: string;
@@ -237,7 +238,12 @@ export interface NetworkClient {
   createNetwork(input: CreateNetworkInput): Promise<Network>;
   deleteNetwork(id: string): Promise<void>;
 
-  listSubnets(filter?: { name?: string; networkId?: string; cidr?: string; tags?: string[] }): Promise<Subnet[]>;
+  listSubnets(filter?: {
+    name?: string;
+    networkId?: string;
+    cidr?: string;
+    tags?: string[];
+  }): Promise<Subnet[]>;
   getSubnet(id: string): Promise<Subnet>;
   findSubnet(nameOrId: string): Promise<Subnet | 'ambiguous' | undefined>;
   createSubnet(input: CreateSubnetInput): Promise<Subnet>;
@@ -247,18 +253,36 @@ export interface NetworkClient {
   getRouter(id: string): Promise<Router>;
   createRouter(input: CreateRouterInput): Promise<Router>;
   /** Set (or with null, clear) the external gateway. */
-  setRouterGateway(routerId: string, gateway: { networkId: string; externalFixedIps?: FixedIp[] } | null): Promise<Router>;
-  addRouterInterface(routerId: string, target: { subnetId: string } | { portId: string }): Promise<{ portId: string; subnetId: string }>;
+  setRouterGateway(
+    routerId: string,
+    gateway: { networkId: string; externalFixedIps?: FixedIp[] } | null,
+  ): Promise<Router>;
+  addRouterInterface(
+    routerId: string,
+    target: { subnetId: string } | { portId: string },
+  ): Promise<{ portId: string; subnetId: string }>;
   removeRouterInterface(routerId: string, target: { subnetId: string } | { portId: string }): Promise<void>;
   deleteRouter(id: string): Promise<void>;
 
   listPorts(filter?: PortFilter): Promise<Port[]>;
   getPort(id: string): Promise<Port>;
   createPort(input: CreatePortInput): Promise<Port>;
-  updatePort(id: string, changes: { name?: string; securityGroupIds?: string[]; allowedAddressPairs?: { ipAddress: string; macAddress?: string }[]; description?: string }): Promise<Port>;
+  updatePort(
+    id: string,
+    changes: {
+      name?: string;
+      securityGroupIds?: string[];
+      allowedAddressPairs?: { ipAddress: string; macAddress?: string }[];
+      description?: string;
+    },
+  ): Promise<Port>;
   deletePort(id: string): Promise<void>;
 
-  listSecurityGroups(filter?: { name?: string; tags?: string[]; projectId?: string }): Promise<SecurityGroup[]>;
+  listSecurityGroups(filter?: {
+    name?: string;
+    tags?: string[];
+    projectId?: string;
+  }): Promise<SecurityGroup[]>;
   getSecurityGroup(id: string): Promise<SecurityGroup>;
   createSecurityGroup(input: { name: string; description?: string; tags?: string[] }): Promise<SecurityGroup>;
   deleteSecurityGroup(id: string): Promise<void>;
@@ -280,7 +304,9 @@ export interface NetworkClient {
   getQuota(projectId?: string): Promise<NetworkQuota>;
 }
 
-const FixedIpWire = z.looseObject({ subnet_id: wire.optStr, ip_address: wire.optStr }).transform((f): FixedIp => compact({ subnetId: f.subnet_id, ipAddress: f.ip_address }));
+const FixedIpWire = z
+  .looseObject({ subnet_id: wire.optStr, ip_address: wire.optStr })
+  .transform((f): FixedIp => compact({ subnetId: f.subnet_id, ipAddress: f.ip_address }));
 
 const NetworkWire = z
   .looseObject({
@@ -297,23 +323,21 @@ const NetworkWire = z
     tenant_id: wire.optStr,
     port_security_enabled: z.boolean().nullish(),
   })
-  .transform(
-    (n): Network => ({
-      id: n.id,
-      name: n.name ?? '',
-      external: n['router:external'] ?? false,
-      shared: n.shared ?? false,
-      subnetIds: n.subnets ?? [],
-      tags: n.tags,
-      ...compact({
-        status: n.status,
-        mtu: n.mtu ?? undefined,
-        description: n.description,
-        projectId: n.project_id ?? n.tenant_id,
-        portSecurityEnabled: n.port_security_enabled ?? undefined,
-      }),
+  .transform((n): Network => ({
+    id: n.id,
+    name: n.name ?? '',
+    external: n['router:external'] ?? false,
+    shared: n.shared ?? false,
+    subnetIds: n.subnets ?? [],
+    tags: n.tags,
+    ...compact({
+      status: n.status,
+      mtu: n.mtu ?? undefined,
+      description: n.description,
+      projectId: n.project_id ?? n.tenant_id,
+      portSecurityEnabled: n.port_security_enabled ?? undefined,
     }),
-  );
+  }));
 
 const SubnetWire = z
   .looseObject({
@@ -329,20 +353,18 @@ const SubnetWire = z
     tags: wire.tags,
     description: wire.optStr,
   })
-  .transform(
-    (s): Subnet => ({
-      id: s.id,
-      name: s.name ?? '',
-      networkId: s.network_id,
-      cidr: s.cidr,
-      ipVersion: s.ip_version,
-      dnsNameservers: s.dns_nameservers ?? [],
-      allocationPools: (s.allocation_pools ?? []).map((p) => ({ start: p.start, end: p.end })),
-      enableDhcp: s.enable_dhcp ?? true,
-      tags: s.tags,
-      ...compact({ gatewayIp: s.gateway_ip, description: s.description }),
-    }),
-  );
+  .transform((s): Subnet => ({
+    id: s.id,
+    name: s.name ?? '',
+    networkId: s.network_id,
+    cidr: s.cidr,
+    ipVersion: s.ip_version,
+    dnsNameservers: s.dns_nameservers ?? [],
+    allocationPools: (s.allocation_pools ?? []).map((p) => ({ start: p.start, end: p.end })),
+    enableDhcp: s.enable_dhcp ?? true,
+    tags: s.tags,
+    ...compact({ gatewayIp: s.gateway_ip, description: s.description }),
+  }));
 
 const RouterWire = z
   .looseObject({
@@ -355,20 +377,21 @@ const RouterWire = z
     tags: wire.tags,
     description: wire.optStr,
   })
-  .transform(
-    (r): Router => ({
-      id: r.id,
-      name: r.name ?? '',
-      tags: r.tags,
-      ...compact({
-        status: r.status,
-        description: r.description,
-        externalGateway: r.external_gateway_info
-          ? { networkId: r.external_gateway_info.network_id, externalFixedIps: r.external_gateway_info.external_fixed_ips ?? [] }
-          : undefined,
-      }),
+  .transform((r): Router => ({
+    id: r.id,
+    name: r.name ?? '',
+    tags: r.tags,
+    ...compact({
+      status: r.status,
+      description: r.description,
+      externalGateway: r.external_gateway_info
+        ? {
+            networkId: r.external_gateway_info.network_id,
+            externalFixedIps: r.external_gateway_info.external_fixed_ips ?? [],
+          }
+        : undefined,
     }),
-  );
+  }));
 
 const AddressPairWire = z.looseObject({ ip_address: z.string(), mac_address: wire.optStr });
 
@@ -389,26 +412,26 @@ const PortWire = z
     tags: wire.tags,
     description: wire.optStr,
   })
-  .transform(
-    (p): Port => ({
-      id: p.id,
-      name: p.name ?? '',
-      networkId: p.network_id,
-      fixedIps: p.fixed_ips ?? [],
-      securityGroupIds: p.security_groups ?? [],
-      allowedAddressPairs: (p.allowed_address_pairs ?? []).map((a) => compact({ ipAddress: a.ip_address, macAddress: a.mac_address }) as { ipAddress: string }),
-      adminStateUp: p.admin_state_up ?? true,
-      tags: p.tags,
-      ...compact({
-        deviceId: p.device_id || undefined,
-        deviceOwner: p.device_owner || undefined,
-        status: p.status,
-        macAddress: p.mac_address,
-        portSecurityEnabled: p.port_security_enabled ?? undefined,
-        description: p.description,
-      }),
+  .transform((p): Port => ({
+    id: p.id,
+    name: p.name ?? '',
+    networkId: p.network_id,
+    fixedIps: p.fixed_ips ?? [],
+    securityGroupIds: p.security_groups ?? [],
+    allowedAddressPairs: (p.allowed_address_pairs ?? []).map(
+      (a) => compact({ ipAddress: a.ip_address, macAddress: a.mac_address }) as { ipAddress: string },
+    ),
+    adminStateUp: p.admin_state_up ?? true,
+    tags: p.tags,
+    ...compact({
+      deviceId: p.device_id || undefined,
+      deviceOwner: p.device_owner || undefined,
+      status: p.status,
+      macAddress: p.mac_address,
+      portSecurityEnabled: p.port_security_enabled ?? undefined,
+      description: p.description,
     }),
-  );
+  }));
 
 const RuleWire = z
   .looseObject({
@@ -423,22 +446,20 @@ const RuleWire = z
     remote_group_id: wire.optStr,
     description: wire.optStr,
   })
-  .transform(
-    (r): SecurityGroupRule => ({
-      id: r.id,
-      securityGroupId: r.security_group_id,
-      direction: r.direction,
-      ethertype: r.ethertype,
-      ...compact({
-        protocol: r.protocol === null || r.protocol === undefined ? undefined : String(r.protocol),
-        portRangeMin: r.port_range_min ?? undefined,
-        portRangeMax: r.port_range_max ?? undefined,
-        remoteIpPrefix: r.remote_ip_prefix,
-        remoteGroupId: r.remote_group_id,
-        description: r.description,
-      }),
+  .transform((r): SecurityGroupRule => ({
+    id: r.id,
+    securityGroupId: r.security_group_id,
+    direction: r.direction,
+    ethertype: r.ethertype,
+    ...compact({
+      protocol: r.protocol === null || r.protocol === undefined ? undefined : String(r.protocol),
+      portRangeMin: r.port_range_min ?? undefined,
+      portRangeMax: r.port_range_max ?? undefined,
+      remoteIpPrefix: r.remote_ip_prefix,
+      remoteGroupId: r.remote_group_id,
+      description: r.description,
     }),
-  );
+  }));
 
 const SecurityGroupWire = z
   .looseObject({
@@ -448,15 +469,13 @@ const SecurityGroupWire = z
     security_group_rules: z.array(RuleWire).nullish(),
     tags: wire.tags,
   })
-  .transform(
-    (g): SecurityGroup => ({
-      id: g.id,
-      name: g.name ?? '',
-      rules: g.security_group_rules ?? [],
-      tags: g.tags,
-      ...compact({ description: g.description }),
-    }),
-  );
+  .transform((g): SecurityGroup => ({
+    id: g.id,
+    name: g.name ?? '',
+    rules: g.security_group_rules ?? [],
+    tags: g.tags,
+    ...compact({ description: g.description }),
+  }));
 
 const FloatingIpWire = z
   .looseObject({
@@ -470,15 +489,19 @@ const FloatingIpWire = z
     description: wire.optStr,
     tags: wire.tags,
   })
-  .transform(
-    (f): FloatingIp => ({
-      id: f.id,
-      floatingIpAddress: f.floating_ip_address,
-      floatingNetworkId: f.floating_network_id,
-      tags: f.tags,
-      ...compact({ portId: f.port_id, fixedIpAddress: f.fixed_ip_address, routerId: f.router_id, status: f.status, description: f.description }),
+  .transform((f): FloatingIp => ({
+    id: f.id,
+    floatingIpAddress: f.floating_ip_address,
+    floatingNetworkId: f.floating_network_id,
+    tags: f.tags,
+    ...compact({
+      portId: f.port_id,
+      fixedIpAddress: f.fixed_ip_address,
+      routerId: f.router_id,
+      status: f.status,
+      description: f.description,
     }),
-  );
+  }));
 
 const QuotaValue = z.union([z.number(), z.looseObject({ limit: z.number(), used: z.number().nullish() })]);
 const QUOTA_KEYS: [keyof NetworkQuota, string][] = [
@@ -496,7 +519,10 @@ export class NeutronNetworkClient implements NetworkClient {
   private readonly api: ServiceApi;
 
   constructor(private readonly session: Session) {
-    this.api = new ServiceApi(session, { serviceType: 'network', root: (endpoint) => versionRoot(endpoint, ['v2.0']) });
+    this.api = new ServiceApi(session, {
+      serviceType: 'network',
+      root: (endpoint) => versionRoot(endpoint, ['v2.0']),
+    });
   }
 
   listNetworks(filter: NetworkFilter = {}): Promise<Network[]> {
@@ -516,7 +542,11 @@ export class NeutronNetworkClient implements NetworkClient {
   async findNetwork(nameOrId: string): Promise<Network | 'ambiguous' | undefined> {
     const byName = await this.listNetworks({ name: nameOrId });
     if (byName.length > 0) return single(byName, nameOrId, (n) => n.name);
-    return single(await this.api.list(NetworkWire, '/networks', 'networks', 'links', { id: nameOrId }), nameOrId, (n) => n.name);
+    return single(
+      await this.api.list(NetworkWire, '/networks', 'networks', 'links', { id: nameOrId }),
+      nameOrId,
+      (n) => n.name,
+    );
   }
 
   listExternalNetworks(): Promise<Network[]> {
@@ -541,7 +571,9 @@ export class NeutronNetworkClient implements NetworkClient {
     await this.api.send('DELETE', `/networks/${seg(id)}`);
   }
 
-  listSubnets(filter: { name?: string; networkId?: string; cidr?: string; tags?: string[] } = {}): Promise<Subnet[]> {
+  listSubnets(
+    filter: { name?: string; networkId?: string; cidr?: string; tags?: string[] } = {},
+  ): Promise<Subnet[]> {
     return this.api.list(SubnetWire, '/subnets', 'subnets', 'links', {
       name: filter.name,
       network_id: filter.networkId,
@@ -557,7 +589,11 @@ export class NeutronNetworkClient implements NetworkClient {
   async findSubnet(nameOrId: string): Promise<Subnet | 'ambiguous' | undefined> {
     const byName = await this.listSubnets({ name: nameOrId });
     if (byName.length > 0) return single(byName, nameOrId, (s) => s.name);
-    return single(await this.api.list(SubnetWire, '/subnets', 'subnets', 'links', { id: nameOrId }), nameOrId, (s) => s.name);
+    return single(
+      await this.api.list(SubnetWire, '/subnets', 'subnets', 'links', { id: nameOrId }),
+      nameOrId,
+      (s) => s.name,
+    );
   }
 
   async createSubnet(input: CreateSubnetInput): Promise<Subnet> {
@@ -583,7 +619,10 @@ export class NeutronNetworkClient implements NetworkClient {
   }
 
   listRouters(filter: { name?: string; tags?: string[] } = {}): Promise<Router[]> {
-    return this.api.list(RouterWire, '/routers', 'routers', 'links', { name: filter.name, tags: tagsQuery(filter.tags) });
+    return this.api.list(RouterWire, '/routers', 'routers', 'links', {
+      name: filter.name,
+      tags: tagsQuery(filter.tags),
+    });
   }
 
   getRouter(id: string): Promise<Router> {
@@ -595,25 +634,41 @@ export class NeutronNetworkClient implements NetworkClient {
       router: compact({
         name: input.name,
         description: input.description,
-        external_gateway_info: input.externalNetworkId ? gatewayBody({ networkId: input.externalNetworkId, externalFixedIps: input.externalFixedIps }) : undefined,
+        external_gateway_info: input.externalNetworkId
+          ? gatewayBody({ networkId: input.externalNetworkId, externalFixedIps: input.externalFixedIps })
+          : undefined,
       }),
     };
     const created = await this.api.call(one('router', RouterWire), 'POST', '/routers', { body });
     return this.tagged('routers', created, input.tags);
   }
 
-  setRouterGateway(routerId: string, gateway: { networkId: string; externalFixedIps?: FixedIp[] } | null): Promise<Router> {
+  setRouterGateway(
+    routerId: string,
+    gateway: { networkId: string; externalFixedIps?: FixedIp[] } | null,
+  ): Promise<Router> {
     const body = { router: { external_gateway_info: gateway ? gatewayBody(gateway) : {} } };
     return this.api.call(one('router', RouterWire), 'PUT', `/routers/${seg(routerId)}`, { body });
   }
 
-  async addRouterInterface(routerId: string, target: { subnetId: string } | { portId: string }): Promise<{ portId: string; subnetId: string }> {
+  async addRouterInterface(
+    routerId: string,
+    target: { subnetId: string } | { portId: string },
+  ): Promise<{ portId: string; subnetId: string }> {
     const body = 'subnetId' in target ? { subnet_id: target.subnetId } : { port_id: target.portId };
-    const res = await this.api.call(z.looseObject({ port_id: z.string(), subnet_id: z.string() }), 'PUT', `/routers/${seg(routerId)}/add_router_interface`, { body });
+    const res = await this.api.call(
+      z.looseObject({ port_id: z.string(), subnet_id: z.string() }),
+      'PUT',
+      `/routers/${seg(routerId)}/add_router_interface`,
+      { body },
+    );
     return { portId: res.port_id, subnetId: res.subnet_id };
   }
 
-  async removeRouterInterface(routerId: string, target: { subnetId: string } | { portId: string }): Promise<void> {
+  async removeRouterInterface(
+    routerId: string,
+    target: { subnetId: string } | { portId: string },
+  ): Promise<void> {
     const body = 'subnetId' in target ? { subnet_id: target.subnetId } : { port_id: target.portId };
     await this.api.send('PUT', `/routers/${seg(routerId)}/remove_router_interface`, { body });
   }
@@ -644,7 +699,9 @@ export class NeutronNetworkClient implements NetworkClient {
         name: input.name,
         fixed_ips: input.fixedIps?.map((f) => compact({ subnet_id: f.subnetId, ip_address: f.ipAddress })),
         security_groups: input.securityGroupIds,
-        allowed_address_pairs: input.allowedAddressPairs?.map((a) => compact({ ip_address: a.ipAddress, mac_address: a.macAddress })),
+        allowed_address_pairs: input.allowedAddressPairs?.map((a) =>
+          compact({ ip_address: a.ipAddress, mac_address: a.macAddress }),
+        ),
         admin_state_up: input.adminStateUp,
         port_security_enabled: input.portSecurityEnabled,
         device_id: input.deviceId,
@@ -656,12 +713,22 @@ export class NeutronNetworkClient implements NetworkClient {
     return this.tagged('ports', created, input.tags);
   }
 
-  updatePort(id: string, changes: { name?: string; securityGroupIds?: string[]; allowedAddressPairs?: { ipAddress: string; macAddress?: string }[]; description?: string }): Promise<Port> {
+  updatePort(
+    id: string,
+    changes: {
+      name?: string;
+      securityGroupIds?: string[];
+      allowedAddressPairs?: { ipAddress: string; macAddress?: string }[];
+      description?: string;
+    },
+  ): Promise<Port> {
     const body = {
       port: compact({
         name: changes.name,
         security_groups: changes.securityGroupIds,
-        allowed_address_pairs: changes.allowedAddressPairs?.map((a) => compact({ ip_address: a.ipAddress, mac_address: a.macAddress })),
+        allowed_address_pairs: changes.allowedAddressPairs?.map((a) =>
+          compact({ ip_address: a.ipAddress, mac_address: a.macAddress }),
+        ),
         description: changes.description,
       }),
     };
@@ -672,7 +739,9 @@ export class NeutronNetworkClient implements NetworkClient {
     await this.api.send('DELETE', `/ports/${seg(id)}`);
   }
 
-  listSecurityGroups(filter: { name?: string; tags?: string[]; projectId?: string } = {}): Promise<SecurityGroup[]> {
+  listSecurityGroups(
+    filter: { name?: string; tags?: string[]; projectId?: string } = {},
+  ): Promise<SecurityGroup[]> {
     return this.api.list(SecurityGroupWire, '/security-groups', 'security_groups', 'links', {
       name: filter.name,
       tags: tagsQuery(filter.tags),
@@ -684,9 +753,18 @@ export class NeutronNetworkClient implements NetworkClient {
     return this.api.call(one('security_group', SecurityGroupWire), 'GET', `/security-groups/${seg(id)}`);
   }
 
-  async createSecurityGroup(input: { name: string; description?: string; tags?: string[] }): Promise<SecurityGroup> {
+  async createSecurityGroup(input: {
+    name: string;
+    description?: string;
+    tags?: string[];
+  }): Promise<SecurityGroup> {
     const body = { security_group: compact({ name: input.name, description: input.description }) };
-    const created = await this.api.call(one('security_group', SecurityGroupWire), 'POST', '/security-groups', { body });
+    const created = await this.api.call(
+      one('security_group', SecurityGroupWire),
+      'POST',
+      '/security-groups',
+      { body },
+    );
     return this.tagged('security-groups', created, input.tags);
   }
 
@@ -695,7 +773,9 @@ export class NeutronNetworkClient implements NetworkClient {
   }
 
   listSecurityGroupRules(filter: { securityGroupId?: string } = {}): Promise<SecurityGroupRule[]> {
-    return this.api.list(RuleWire, '/security-group-rules', 'security_group_rules', 'links', { security_group_id: filter.securityGroupId });
+    return this.api.list(RuleWire, '/security-group-rules', 'security_group_rules', 'links', {
+      security_group_id: filter.securityGroupId,
+    });
   }
 
   createSecurityGroupRule(input: CreateSecurityGroupRuleInput): Promise<SecurityGroupRule> {
@@ -753,7 +833,9 @@ export class NeutronNetworkClient implements NetworkClient {
   }
 
   disassociateFloatingIp(id: string): Promise<FloatingIp> {
-    return this.api.call(one('floatingip', FloatingIpWire), 'PUT', `/floatingips/${seg(id)}`, { body: { floatingip: { port_id: null } } });
+    return this.api.call(one('floatingip', FloatingIpWire), 'PUT', `/floatingips/${seg(id)}`, {
+      body: { floatingip: { port_id: null } },
+    });
   }
 
   async deleteFloatingIp(id: string): Promise<void> {
@@ -761,13 +843,23 @@ export class NeutronNetworkClient implements NetworkClient {
   }
 
   async replaceTags(resource: TaggableResource, id: string, tags: string[]): Promise<string[]> {
-    const res = await this.api.call(z.looseObject({ tags: wire.tags }).nullish(), 'PUT', `/${resource}/${seg(id)}/tags`, { body: { tags } });
+    const res = await this.api.call(
+      z.looseObject({ tags: wire.tags }).nullish(),
+      'PUT',
+      `/${resource}/${seg(id)}/tags`,
+      { body: { tags } },
+    );
     return res?.tags ?? tags;
   }
 
   async getQuota(projectId?: string): Promise<NetworkQuota> {
     const project = projectId ?? (await this.session.projectId());
-    if (!project) throw new CloudError({ kind: 'other', service: 'network', cloudMessage: 'getQuota: no project id given and the session is not scoped to a project' });
+    if (!project)
+      throw new CloudError({
+        kind: 'other',
+        service: 'network',
+        cloudMessage: 'getQuota: no project id given and the session is not scoped to a project',
+      });
     const schema = z.object({ quota: z.record(z.string(), QuotaValue) });
     let quota: Record<string, z.infer<typeof QuotaValue>>;
     try {
@@ -781,12 +873,19 @@ export class NeutronNetworkClient implements NetworkClient {
     for (const [ours, theirs] of QUOTA_KEYS) {
       const v = quota[theirs];
       if (v === undefined) continue;
-      out[ours] = typeof v === 'number' ? { limit: v } : compact({ limit: v.limit, used: v.used ?? undefined }) as QuotaLine;
+      out[ours] =
+        typeof v === 'number'
+          ? { limit: v }
+          : (compact({ limit: v.limit, used: v.used ?? undefined }) as QuotaLine);
     }
     return out;
   }
 
-  private async tagged<T extends { id: string; tags: string[] }>(resource: TaggableResource, created: T, tags: string[] | undefined): Promise<T> {
+  private async tagged<T extends { id: string; tags: string[] }>(
+    resource: TaggableResource,
+    created: T,
+    tags: string[] | undefined,
+  ): Promise<T> {
     if (!tags || tags.length === 0) return created;
     return { ...created, tags: await this.replaceTags(resource, created.id, tags) };
   }
@@ -795,6 +894,8 @@ export class NeutronNetworkClient implements NetworkClient {
 function gatewayBody(g: { networkId: string; externalFixedIps?: FixedIp[] | undefined }) {
   return compact({
     network_id: g.networkId,
-    external_fixed_ips: g.externalFixedIps?.map((f) => compact({ subnet_id: f.subnetId, ip_address: f.ipAddress })),
+    external_fixed_ips: g.externalFixedIps?.map((f) =>
+      compact({ subnet_id: f.subnetId, ip_address: f.ipAddress }),
+    ),
   });
 }

@@ -41,13 +41,21 @@ export interface PutObjectOptions {
 export interface ObjectStoreClient {
   listContainers(filter?: { prefix?: string }): Promise<ContainerInfo[]>;
   /** Create (or update the metadata of) a container; idempotent. */
-  createContainer(name: string, options?: { metadata?: Record<string, string>; headers?: Record<string, string> }): Promise<void>;
+  createContainer(
+    name: string,
+    options?: { metadata?: Record<string, string>; headers?: Record<string, string> },
+  ): Promise<void>;
   headContainer(name: string): Promise<ContainerInfo>;
   /** Delete an empty container (409 conflict when it still holds objects). */
   deleteContainer(name: string): Promise<void>;
   listObjects(container: string, filter?: { prefix?: string }): Promise<ObjectInfo[]>;
   /** Upload; Swift checks the data against the MD5 sent along (422 when corrupted on the way). */
-  putObject(container: string, name: string, data: Buffer | string, options?: PutObjectOptions): Promise<{ etag: string }>;
+  putObject(
+    container: string,
+    name: string,
+    data: Buffer | string,
+    options?: PutObjectOptions,
+  ): Promise<{ etag: string }>;
   getObject(container: string, name: string): Promise<ObjectData>;
   headObject(container: string, name: string): Promise<ObjectInfo>;
   deleteObject(container: string, name: string): Promise<void>;
@@ -56,7 +64,9 @@ export interface ObjectStoreClient {
 /** Largest listing page Swift serves by default. */
 const PAGE = 10_000;
 
-const ContainerListing = z.array(z.looseObject({ name: z.string(), count: z.number().nullish(), bytes: z.number().nullish() }));
+const ContainerListing = z.array(
+  z.looseObject({ name: z.string(), count: z.number().nullish(), bytes: z.number().nullish() }),
+);
 const ObjectListing = z.array(
   z.looseObject({
     name: z.string().optional(),
@@ -97,11 +107,18 @@ export class SwiftObjectStoreClient implements ObjectStoreClient {
     this.api = new ServiceApi(session, { serviceType: 'object-store', root: () => '' });
   }
 
-  private async pages<S extends z.ZodType<unknown[]>>(schema: S, path: string, query: Record<string, string | undefined>, nameOf: (item: z.output<S>[number]) => string | undefined): Promise<z.output<S>[number][]> {
+  private async pages<S extends z.ZodType<unknown[]>>(
+    schema: S,
+    path: string,
+    query: Record<string, string | undefined>,
+    nameOf: (item: z.output<S>[number]) => string | undefined,
+  ): Promise<z.output<S>[number][]> {
     const out: z.output<S>[number][] = [];
     let marker: string | undefined;
     for (;;) {
-      const page = (await this.api.call(schema, 'GET', path, { query: { ...query, format: 'json', limit: PAGE, marker } })) as z.output<S>[number][];
+      const page = (await this.api.call(schema, 'GET', path, {
+        query: { ...query, format: 'json', limit: PAGE, marker },
+      })) as z.output<S>[number][];
       out.push(...page);
       const last = page.length > 0 ? nameOf(page[page.length - 1]) : undefined;
       if (page.length < PAGE || last === undefined || last === marker) return out;
@@ -111,11 +128,22 @@ export class SwiftObjectStoreClient implements ObjectStoreClient {
 
   async listContainers(filter: { prefix?: string } = {}): Promise<ContainerInfo[]> {
     const items = await this.pages(ContainerListing, '', { prefix: filter.prefix }, (c) => c.name);
-    return items.map((c) => ({ name: c.name, objectCount: c.count ?? 0, bytesUsed: c.bytes ?? 0, metadata: {} }));
+    return items.map((c) => ({
+      name: c.name,
+      objectCount: c.count ?? 0,
+      bytesUsed: c.bytes ?? 0,
+      metadata: {},
+    }));
   }
 
-  async createContainer(name: string, options: { metadata?: Record<string, string>; headers?: Record<string, string> } = {}): Promise<void> {
-    await this.api.send('PUT', `/${seg(name)}`, { headers: { ...metaHeaders(options.metadata, 'x-container-meta-'), ...(options.headers ?? {}) }, rawBody: '' });
+  async createContainer(
+    name: string,
+    options: { metadata?: Record<string, string>; headers?: Record<string, string> } = {},
+  ): Promise<void> {
+    await this.api.send('PUT', `/${seg(name)}`, {
+      headers: { ...metaHeaders(options.metadata, 'x-container-meta-'), ...(options.headers ?? {}) },
+      rawBody: '',
+    });
   }
 
   async headContainer(name: string): Promise<ContainerInfo> {
@@ -133,7 +161,12 @@ export class SwiftObjectStoreClient implements ObjectStoreClient {
   }
 
   async listObjects(container: string, filter: { prefix?: string } = {}): Promise<ObjectInfo[]> {
-    const items = await this.pages(ObjectListing, `/${seg(container)}`, { prefix: filter.prefix }, (o) => o.name ?? o.subdir);
+    const items = await this.pages(
+      ObjectListing,
+      `/${seg(container)}`,
+      { prefix: filter.prefix },
+      (o) => o.name ?? o.subdir,
+    );
     return items
       .filter((o): o is typeof o & { name: string } => o.name !== undefined)
       .map((o) => ({
@@ -146,14 +179,21 @@ export class SwiftObjectStoreClient implements ObjectStoreClient {
       }));
   }
 
-  async putObject(container: string, name: string, data: Buffer | string, options: PutObjectOptions = {}): Promise<{ etag: string }> {
+  async putObject(
+    container: string,
+    name: string,
+    data: Buffer | string,
+    options: PutObjectOptions = {},
+  ): Promise<{ etag: string }> {
     const body = Buffer.isBuffer(data) ? data : Buffer.from(data);
     const md5 = createHash('md5').update(body).digest('hex');
     const headers: Record<string, string> = {
       'content-type': options.contentType ?? 'application/octet-stream',
       etag: md5,
       ...metaHeaders(options.metadata, 'x-object-meta-'),
-      ...(options.deleteAfterSeconds === undefined ? {} : { 'x-delete-after': String(options.deleteAfterSeconds) }),
+      ...(options.deleteAfterSeconds === undefined
+        ? {}
+        : { 'x-delete-after': String(options.deleteAfterSeconds) }),
       ...(options.headers ?? {}),
     };
     const res = await this.api.send('PUT', objectPath(container, name), { rawBody: body, headers });
@@ -161,7 +201,10 @@ export class SwiftObjectStoreClient implements ObjectStoreClient {
   }
 
   async getObject(container: string, name: string): Promise<ObjectData> {
-    const res = await this.api.send('GET', objectPath(container, name), { responseType: 'buffer', headers: { accept: '*/*' } });
+    const res = await this.api.send('GET', objectPath(container, name), {
+      responseType: 'buffer',
+      headers: { accept: '*/*' },
+    });
     const data = res.body as Buffer;
     return { ...this.info(name, res.headers, data.length), data };
   }

@@ -52,18 +52,29 @@ export class ServiceApi {
   }
 
   private merge(options: RequestOptions): RequestOptions {
-    return this.options.headers ? { ...options, headers: { ...this.options.headers, ...(options.headers ?? {}) } } : options;
+    return this.options.headers
+      ? { ...options, headers: { ...this.options.headers, ...(options.headers ?? {}) } }
+      : options;
   }
 
   /** A call whose answer is validated by `schema`. */
-  async call<S extends z.ZodType>(schema: S, method: string, path: string, options: RequestOptions = {}): Promise<z.output<S>> {
+  async call<S extends z.ZodType>(
+    schema: S,
+    method: string,
+    path: string,
+    options: RequestOptions = {},
+  ): Promise<z.output<S>> {
     const full = await this.fullPath(path);
     const res = await this.session.request(this.options.serviceType, method, full, this.merge(options));
     return this.check(schema, res.body, method, full);
   }
 
   /** A call whose answer body does not matter (deletes, actions). Returns status and headers. */
-  async send(method: string, path: string, options: RequestOptions = {}): Promise<{ status: number; headers: Record<string, string>; body: unknown }> {
+  async send(
+    method: string,
+    path: string,
+    options: RequestOptions = {},
+  ): Promise<{ status: number; headers: Record<string, string>; body: unknown }> {
     const full = await this.fullPath(path);
     return this.session.request(this.options.serviceType, method, full, this.merge(options));
   }
@@ -76,7 +87,13 @@ export class ServiceApi {
       .slice(0, 5)
       .map((i) => `${i.path.join('.') || '(root)'}: ${i.message}`)
       .join('; ');
-    throw new CloudError({ kind: 'other', service: this.options.serviceType, method, path: path.split('?')[0], cloudMessage: `unexpected answer: ${issues}` });
+    throw new CloudError({
+      kind: 'other',
+      service: this.options.serviceType,
+      method,
+      path: path.split('?')[0],
+      cloudMessage: `unexpected answer: ${issues}`,
+    });
   }
 
   /**
@@ -84,7 +101,13 @@ export class ServiceApi {
    * service returns and sent to our own endpoint, so a service that writes links with an
    * internal host name still paginates.
    */
-  async list<S extends z.ZodType>(itemSchema: S, path: string, key: string, style: PageStyle, query: Query = {}): Promise<z.output<S>[]> {
+  async list<S extends z.ZodType>(
+    itemSchema: S,
+    path: string,
+    key: string,
+    style: PageStyle,
+    query: Query = {},
+  ): Promise<z.output<S>[]> {
     const pageSchema = z.looseObject({
       [key]: z.array(itemSchema),
       [`${key}_links`]: z.array(LinkSchema).nullish(),
@@ -141,7 +164,11 @@ export function versionRoot(endpoint: string, versions: string[]): string {
 }
 
 /** The single match of a name-or-id look-up, `'ambiguous'` for several, undefined for none. */
-export function single<T extends { id: string }>(items: T[], nameOrId: string, nameOf: (t: T) => string | null | undefined): T | 'ambiguous' | undefined {
+export function single<T extends { id: string }>(
+  items: T[],
+  nameOrId: string,
+  nameOf: (t: T) => string | null | undefined,
+): T | 'ambiguous' | undefined {
   const byId = items.find((i) => i.id === nameOrId);
   if (byId) return byId;
   const named = items.filter((i) => nameOf(i) === nameOrId);

@@ -1,9 +1,21 @@
 import { systemClock, type Clock } from '../domain/index.ts';
-import { endpointNotFoundMessage, findEndpoint, serviceTypeCandidates, substituteProjectId, trimSlash } from './catalog.ts';
+import {
+  endpointNotFoundMessage,
+  findEndpoint,
+  serviceTypeCandidates,
+  substituteProjectId,
+  trimSlash,
+} from './catalog.ts';
 import { classifyStatus, CloudError, parseErrorBody, parseRetryAfter } from './cloud-error.ts';
 import { authKindOf, CloudConfigError, validateCloudConfig, type CloudConfig } from './clouds-config.ts';
 import { HttpTransport, TransportFailure, type RawResponse } from './http-transport.ts';
-import { identityBase, parseTokenAnswer, tokenRequestBody, tokensUrl, type IssuedToken } from './keystone-auth.ts';
+import {
+  identityBase,
+  parseTokenAnswer,
+  tokenRequestBody,
+  tokensUrl,
+  type IssuedToken,
+} from './keystone-auth.ts';
 
 /** A retry the session is about to make, reported before it waits. */
 export interface RetryEvent {
@@ -66,6 +78,9 @@ export interface CloudResponse<T> {
 }
 
 const IDEMPOTENT = new Set(['GET', 'HEAD', 'PUT', 'DELETE', 'OPTIONS']);
+
+/** OpenSSL/Node codes of certificate verification failures (not transient). */
+const TLS_CERT_ERRORS = /CERT|SELF_SIGNED|UNABLE_TO_VERIFY|UNABLE_TO_GET_ISSUER|ALTNAME/;
 
 // Errors that must not be retried again by an outer loop (their own retries are spent),
 // and transport failures where nothing reached the server (safe to repeat even for POST).
@@ -157,8 +172,16 @@ export class Session {
   private async authenticate(): Promise<IssuedToken> {
     const url = new URL(tokensUrl(this.config.auth.auth_url ?? ''));
     const body = Buffer.from(JSON.stringify(tokenRequestBody(this.config)));
-    const res = await this.withRetries({ service: 'identity', method: 'POST', path: url.pathname, retryable: true }, () =>
-      this.exchange('identity', 'POST', url, { 'content-type': 'application/json', accept: 'application/json' }, body),
+    const res = await this.withRetries(
+      { service: 'identity', method: 'POST', path: url.pathname, retryable: true },
+      () =>
+        this.exchange(
+          'identity',
+          'POST',
+          url,
+          { 'content-type': 'application/json', accept: 'application/json' },
+          body,
+        ),
     ).catch((err: unknown) => {
       if (err instanceof CloudError) exhausted.add(err);
       throw err;
@@ -170,7 +193,14 @@ export class Session {
     }
     const issued = parseTokenAnswer(res.headers['x-subject-token'], readJson(res), this.clock.now());
     if (typeof issued === 'string') {
-      const err = new CloudError({ kind: 'other', service: 'identity', cloudMessage: issued, method: 'POST', path: url.pathname, status: res.status });
+      const err = new CloudError({
+        kind: 'other',
+        service: 'identity',
+        cloudMessage: issued,
+        method: 'POST',
+        path: url.pathname,
+        status: res.status,
+      });
       exhausted.add(err);
       throw err;
     }
@@ -199,7 +229,11 @@ export class Session {
     }
     if (this.config.endpointOverride && serviceType !== 'identity') return fill(this.config.endpointOverride);
     if (!this.usesKeystone) {
-      throw new CloudError({ kind: 'other', service: serviceType, cloudMessage: `no endpoint configured for ${serviceType}` });
+      throw new CloudError({
+        kind: 'other',
+        service: serviceType,
+        cloudMessage: `no endpoint configured for ${serviceType}`,
+      });
     }
     if (serviceType === 'identity' && this.config.auth.auth_url) {
       const fromCatalog = this.lookup(serviceType, (await this.currentToken()).catalog);
@@ -216,7 +250,11 @@ export class Session {
     const url = this.lookup(serviceType, issued.catalog);
     // Not 'not-found': a missing endpoint must never pass for a deleted resource.
     if (!url) {
-      throw new CloudError({ kind: 'other', service: serviceType, cloudMessage: endpointNotFoundMessage(serviceType, this.lookupOptions()) });
+      throw new CloudError({
+        kind: 'other',
+        service: serviceType,
+        cloudMessage: endpointNotFoundMessage(serviceType, this.lookupOptions()),
+      });
     }
     return fill(url);
   }
@@ -250,7 +288,9 @@ export class Session {
    */
   forProject(projectId: string): Session {
     if (this.kind === 'application-credential') {
-      throw new CloudConfigError('application credentials are bound to their own project; use password or token credentials to act in other projects');
+      throw new CloudConfigError(
+        'application credentials are bound to their own project; use password or token credentials to act in other projects',
+      );
     }
     const auth: Record<string, string> = {};
     for (const [k, v] of Object.entries(this.config.auth)) {
@@ -260,13 +300,41 @@ export class Session {
     return new Session({ ...this.config, auth }, { ...this.options, transport: this.transport });
   }
 
+  /**
+   * A session acting with someone else's token (e.g. the caller of an API request), sharing
+   * this session's connections. With Keystone the token is exchanged for one scoped to
+   * `projectId` (or the token's own scope), which also yields that project's catalog; without
+   * Keystone the token is sent as is to the configured endpoints.
+   */
+  forToken(token: string, projectId?: string): Session {
+    const options = { ...this.options, transport: this.transport };
+    if (!this.usesKeystone) {
+      const auth: Record<string, string> = { token, ...(projectId ? { project_id: projectId } : {}) };
+      return new Session(
+        { ...this.config, authType: this.kind === 'none' ? 'none' : 'admin_token', auth },
+        options,
+      );
+    }
+    const auth: Record<string, string> = {
+      auth_url: this.config.auth.auth_url ?? '',
+      token,
+      ...(projectId ? { project_id: projectId } : {}),
+    };
+    return new Session({ ...this.config, authType: 'v3token', auth }, options);
+  }
+
   /** Close the connections this session opened (not those shared with its parent). */
   close(): void {
     if (this.ownsTransport) this.transport.close();
   }
 
   /** JSON request to a service: path relative to the endpoint. Throws CloudError. */
-  async request<T = unknown>(serviceType: string, method: string, path: string, options: RequestOptions = {}): Promise<CloudResponse<T>> {
+  async request<T = unknown>(
+    serviceType: string,
+    method: string,
+    path: string,
+    options: RequestOptions = {},
+  ): Promise<CloudResponse<T>> {
     const m = method.toUpperCase();
     const retryable = options.retry ?? IDEMPOTENT.has(m);
     const headers: Record<string, string> = { accept: 'application/json' };
@@ -281,28 +349,43 @@ export class Session {
     for (const [k, v] of Object.entries(options.headers ?? {})) headers[k.toLowerCase()] = v;
     const pathOnly = path.split('?')[0] ?? path;
     let reauthenticated = false;
-    const res = await this.withRetries({ service: serviceType, method: m, path: pathOnly, retryable }, async () => {
-      for (;;) {
-        const token = await this.token();
-        const url = buildUrl(await this.endpoint(serviceType), path, options.query);
-        const sent = { ...headers };
-        if (this.kind !== 'none') sent['x-auth-token'] = token;
-        const answer = await this.exchange(serviceType, m, url, sent, body);
-        const ok = options.expect ? options.expect.includes(answer.status) : answer.status >= 200 && answer.status < 300;
-        if (ok) return answer;
-        if (answer.status === 401 && this.usesKeystone && !reauthenticated) {
-          // The token may have been revoked or expired early: authenticate once more.
-          reauthenticated = true;
-          this.forget(token);
-          continue;
+    const res = await this.withRetries(
+      { service: serviceType, method: m, path: pathOnly, retryable },
+      async () => {
+        for (;;) {
+          const token = await this.token();
+          const url = buildUrl(await this.endpoint(serviceType), path, options.query);
+          const sent = { ...headers };
+          if (this.kind !== 'none') sent['x-auth-token'] = token;
+          const answer = await this.exchange(serviceType, m, url, sent, body);
+          const ok = options.expect
+            ? options.expect.includes(answer.status)
+            : answer.status >= 200 && answer.status < 300;
+          if (ok) return answer;
+          if (answer.status === 401 && this.usesKeystone && !reauthenticated) {
+            // The token may have been revoked or expired early: authenticate once more.
+            reauthenticated = true;
+            this.forget(token);
+            continue;
+          }
+          throw this.errorFrom(serviceType, m, url, answer);
         }
-        throw this.errorFrom(serviceType, m, url, answer);
-      }
-    });
-    return { status: res.status, headers: res.headers, body: this.readBody(serviceType, m, pathOnly, res, options.responseType) as T };
+      },
+    );
+    return {
+      status: res.status,
+      headers: res.headers,
+      body: this.readBody(serviceType, m, pathOnly, res, options.responseType) as T,
+    };
   }
 
-  private readBody(service: string, method: string, path: string, res: RawResponse, type: RequestOptions['responseType']): unknown {
+  private readBody(
+    service: string,
+    method: string,
+    path: string,
+    res: RawResponse,
+    type: RequestOptions['responseType'],
+  ): unknown {
     switch (type ?? 'json') {
       case 'buffer':
         return res.body;
@@ -316,13 +399,27 @@ export class Session {
         try {
           return JSON.parse(text) as unknown;
         } catch {
-          throw new CloudError({ kind: 'other', service, method, path, status: res.status, cloudMessage: 'the answer is not valid JSON', ...requestIdOf(res) });
+          throw new CloudError({
+            kind: 'other',
+            service,
+            method,
+            path,
+            status: res.status,
+            cloudMessage: 'the answer is not valid JSON',
+            ...requestIdOf(res),
+          });
         }
       }
     }
   }
 
-  private async exchange(service: string, method: string, url: URL, headers: Record<string, string>, body: Buffer | undefined): Promise<RawResponse> {
+  private async exchange(
+    service: string,
+    method: string,
+    url: URL,
+    headers: Record<string, string>,
+    body: Buffer | undefined,
+  ): Promise<RawResponse> {
     try {
       return await this.transport.send({
         method,
@@ -334,6 +431,17 @@ export class Session {
       });
     } catch (err) {
       if (!(err instanceof TransportFailure)) throw err;
+      if (err.code && TLS_CERT_ERRORS.test(err.code)) {
+        // A certificate problem does not go away by retrying: say how to fix it.
+        throw new CloudError({
+          kind: 'other',
+          service,
+          method,
+          path: url.pathname,
+          cloudMessage: `TLS certificate of ${url.host} not accepted: ${err.message} (${err.code}); set cacert to the CA bundle that signed it, or verify: false`,
+          cause: err,
+        });
+      }
       const cloudErr = new CloudError({
         kind: err.kind,
         service,
@@ -365,7 +473,10 @@ export class Session {
     });
   }
 
-  private async withRetries<T>(ctx: { service: string; method: string; path: string; retryable: boolean }, fn: () => Promise<T>): Promise<T> {
+  private async withRetries<T>(
+    ctx: { service: string; method: string; path: string; retryable: boolean },
+    fn: () => Promise<T>,
+  ): Promise<T> {
     for (let attempt = 1; ; attempt++) {
       try {
         return await fn();
@@ -387,7 +498,8 @@ export class Session {
 }
 
 function requestIdOf(res: RawResponse): { requestId?: string } {
-  const id = res.headers['x-openstack-request-id'] ?? res.headers['x-compute-request-id'] ?? res.headers['x-trans-id'];
+  const id =
+    res.headers['x-openstack-request-id'] ?? res.headers['x-compute-request-id'] ?? res.headers['x-trans-id'];
   return id === undefined ? {} : { requestId: id };
 }
 

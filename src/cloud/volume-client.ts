@@ -42,7 +42,11 @@ export interface CreateVolumeInput {
 export interface VolumeClient {
   createVolume(input: CreateVolumeInput): Promise<Volume>;
   getVolume(id: string): Promise<Volume>;
-  listVolumes(filter?: { name?: string; status?: string; metadata?: Record<string, string> }): Promise<Volume[]>;
+  listVolumes(filter?: {
+    name?: string;
+    status?: string;
+    metadata?: Record<string, string>;
+  }): Promise<Volume[]>;
   /** Delete; `cascade` also deletes the volume's snapshots. */
   deleteVolume(id: string, options?: { cascade?: boolean }): Promise<void>;
 }
@@ -65,26 +69,30 @@ const VolumeWire = z
     volume_image_metadata: z.record(z.string(), z.unknown()).nullish(),
     created_at: wire.optStr,
   })
-  .transform(
-    (v): Volume => ({
-      id: v.id,
-      name: v.name ?? '',
-      status: v.status,
-      sizeGb: v.size,
-      bootable: v.bootable === true || v.bootable === 'true',
-      attachments: (v.attachments ?? []).map(
-        (a) => compact({ serverId: a.server_id, device: a.device, attachmentId: a.attachment_id }) as VolumeAttachment,
-      ),
-      metadata: v.metadata ?? {},
-      ...compact({
-        availabilityZone: v.availability_zone,
-        volumeType: v.volume_type,
-        description: v.description,
-        imageId: typeof v.volume_image_metadata?.image_id === 'string' ? v.volume_image_metadata.image_id : undefined,
-        createdAt: v.created_at,
-      }),
+  .transform((v): Volume => ({
+    id: v.id,
+    name: v.name ?? '',
+    status: v.status,
+    sizeGb: v.size,
+    bootable: v.bootable === true || v.bootable === 'true',
+    attachments: (v.attachments ?? []).map(
+      (a) =>
+        compact({
+          serverId: a.server_id,
+          device: a.device,
+          attachmentId: a.attachment_id,
+        }) as VolumeAttachment,
+    ),
+    metadata: v.metadata ?? {},
+    ...compact({
+      availabilityZone: v.availability_zone,
+      volumeType: v.volume_type,
+      description: v.description,
+      imageId:
+        typeof v.volume_image_metadata?.image_id === 'string' ? v.volume_image_metadata.image_id : undefined,
+      createdAt: v.created_at,
     }),
-  );
+  }));
 
 /** Cinder over a session. */
 export class CinderVolumeClient implements VolumeClient {
@@ -117,7 +125,9 @@ export class CinderVolumeClient implements VolumeClient {
     return this.api.call(one('volume', VolumeWire), 'GET', `/volumes/${seg(id)}`);
   }
 
-  listVolumes(filter: { name?: string; status?: string; metadata?: Record<string, string> } = {}): Promise<Volume[]> {
+  listVolumes(
+    filter: { name?: string; status?: string; metadata?: Record<string, string> } = {},
+  ): Promise<Volume[]> {
     return this.api.list(VolumeWire, '/volumes/detail', 'volumes', 'links', {
       name: filter.name,
       status: filter.status,
@@ -126,6 +136,8 @@ export class CinderVolumeClient implements VolumeClient {
   }
 
   async deleteVolume(id: string, options: { cascade?: boolean } = {}): Promise<void> {
-    await this.api.send('DELETE', `/volumes/${seg(id)}`, { query: { cascade: options.cascade ? 'true' : undefined } });
+    await this.api.send('DELETE', `/volumes/${seg(id)}`, {
+      query: { cascade: options.cascade ? 'true' : undefined },
+    });
   }
 }

@@ -3,7 +3,12 @@ import assert from 'node:assert/strict';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { CloudConfigError, loadCloudConfig, Session, type LoadCloudConfigOptions } from '../../src/cloud/index.ts';
+import {
+  CloudConfigError,
+  loadCloudConfig,
+  Session,
+  type LoadCloudConfigOptions,
+} from '../../src/cloud/index.ts';
 
 /** An isolated file system: cwd, home and system dir in a temp folder. */
 function sandbox(t: { after: (fn: () => void) => void }) {
@@ -18,7 +23,8 @@ function sandbox(t: { after: (fn: () => void) => void }) {
     writeFileSync(full, text);
     return full;
   };
-  const load = (env: NodeJS.ProcessEnv, extra: Partial<LoadCloudConfigOptions> = {}) => loadCloudConfig({ env, cwd, home, systemDir, ...extra });
+  const load = (env: NodeJS.ProcessEnv, extra: Partial<LoadCloudConfigOptions> = {}) =>
+    loadCloudConfig({ env, cwd, home, systemDir, ...extra });
   return { root, write, load };
 }
 
@@ -70,7 +76,10 @@ void test('the search order is OS_CLIENT_CONFIG_FILE, ./, ~/.config/openstack, t
 
 void test('secure.yaml is merged over clouds.yaml', (t) => {
   const { write, load } = sandbox(t);
-  write('cwd/clouds.yaml', 'clouds:\n  c:\n    auth: {auth_url: http://k/v3, username: u, project_id: p1}\n    region_name: R1\n');
+  write(
+    'cwd/clouds.yaml',
+    'clouds:\n  c:\n    auth: {auth_url: http://k/v3, username: u, project_id: p1}\n    region_name: R1\n',
+  );
   write('home/.config/openstack/secure.yaml', 'clouds:\n  c:\n    auth: {password: from-secure}\n');
   const c = load({ OS_CLOUD: 'c' });
   assert.equal(c.auth.password, 'from-secure');
@@ -81,7 +90,13 @@ void test('secure.yaml is merged over clouds.yaml', (t) => {
 void test('OS_* variables override the selected entry', (t) => {
   const { write, load } = sandbox(t);
   write('cwd/clouds.yaml', DEVSTACK);
-  const c = load({ OS_CLOUD: 'devstack', OS_REGION_NAME: 'RegionTwo', OS_PASSWORD: 'env-pass', OS_INTERFACE: 'internal', OS_INSECURE: 'true' });
+  const c = load({
+    OS_CLOUD: 'devstack',
+    OS_REGION_NAME: 'RegionTwo',
+    OS_PASSWORD: 'env-pass',
+    OS_INTERFACE: 'internal',
+    OS_INSECURE: 'true',
+  });
   assert.equal(c.regionName, 'RegionTwo');
   assert.equal(c.auth.password, 'env-pass');
   assert.equal(c.interface, 'internal');
@@ -102,12 +117,19 @@ void test('without OS_CLOUD the environment alone describes the cloud', (t) => {
   assert.equal(c.authType, 'password');
   assert.equal(c.cloudName, 'envvars');
   assert.equal(c.auth.project_domain_id, 'default');
-  assert.ok(c.cacert?.endsWith(join('cwd', 'certs', 'ca.pem')), 'relative cacert resolved against the working directory');
+  assert.ok(
+    c.cacert?.endsWith(join('cwd', 'certs', 'ca.pem')),
+    'relative cacert resolved against the working directory',
+  );
 });
 
 void test('application credential variables select v3applicationcredential', (t) => {
   const { load } = sandbox(t);
-  const c = load({ OS_AUTH_URL: 'http://k/v3', OS_APPLICATION_CREDENTIAL_ID: 'id1', OS_APPLICATION_CREDENTIAL_SECRET: 's' });
+  const c = load({
+    OS_AUTH_URL: 'http://k/v3',
+    OS_APPLICATION_CREDENTIAL_ID: 'id1',
+    OS_APPLICATION_CREDENTIAL_SECRET: 's',
+  });
   assert.equal(c.authType, 'v3applicationcredential');
 });
 
@@ -123,47 +145,85 @@ void test('OS_ENDPOINT with OS_TOKEN selects admin_token, as the openstack clien
 void test('OS_AUTH_TYPE=none needs only an endpoint; v3token needs a token', (t) => {
   const { load } = sandbox(t);
   assert.equal(load({ OS_AUTH_TYPE: 'none', OS_ENDPOINT: 'http://x/v1' }).authType, 'none');
-  assert.equal(load({ OS_AUTH_TYPE: 'v3token', OS_AUTH_URL: 'http://k/v3', OS_TOKEN: 't', OS_PROJECT_ID: 'p' }).authType, 'v3token');
+  assert.equal(
+    load({ OS_AUTH_TYPE: 'v3token', OS_AUTH_URL: 'http://k/v3', OS_TOKEN: 't', OS_PROJECT_ID: 'p' }).authType,
+    'v3token',
+  );
 });
 
 void test('errors name every missing setting and where to give it', (t) => {
   const { load } = sandbox(t);
   assert.throws(
     () => load({ OS_AUTH_URL: 'http://k/v3', OS_USERNAME: 'demo' }),
-    (err: unknown) => err instanceof CloudConfigError && /auth_type password needs auth\.password \(OS_PASSWORD\)/.test(err.message),
+    (err: unknown) =>
+      err instanceof CloudConfigError &&
+      /auth_type password needs auth\.password \(OS_PASSWORD\)/.test(err.message),
   );
   assert.throws(
     () => load({ OS_AUTH_TYPE: 'password', OS_AUTH_URL: 'http://k/v3' }),
     /auth\.username \(OS_USERNAME\) or auth\.user_id \(OS_USER_ID\), auth\.password \(OS_PASSWORD\)/,
   );
-  assert.throws(() => load({ OS_AUTH_TYPE: 'admin_token', OS_TOKEN: 't', OS_AUTH_URL: 'http://k' }), /needs endpoint \(OS_ENDPOINT\)/);
   assert.throws(
-    () => load({ OS_AUTH_TYPE: 'v3applicationcredential', OS_AUTH_URL: 'http://k/v3', OS_APPLICATION_CREDENTIAL_NAME: 'n', OS_APPLICATION_CREDENTIAL_SECRET: 's' }),
+    () => load({ OS_AUTH_TYPE: 'admin_token', OS_TOKEN: 't', OS_AUTH_URL: 'http://k' }),
+    /needs endpoint \(OS_ENDPOINT\)/,
+  );
+  assert.throws(
+    () =>
+      load({
+        OS_AUTH_TYPE: 'v3applicationcredential',
+        OS_AUTH_URL: 'http://k/v3',
+        OS_APPLICATION_CREDENTIAL_NAME: 'n',
+        OS_APPLICATION_CREDENTIAL_SECRET: 's',
+      }),
     /auth\.username \(OS_USERNAME\) or auth\.user_id/,
   );
-  assert.throws(() => load({ OS_AUTH_TYPE: 'saml2', OS_AUTH_URL: 'http://k' }), /auth_type "saml2" is not supported/);
-  assert.throws(() => load({ OS_AUTH_URL: 'http://k/v2.0', OS_USERNAME: 'u', OS_PASSWORD: 'p', OS_IDENTITY_API_VERSION: '2' }), /only Keystone v3/);
-  assert.throws(() => load({ OS_AUTH_URL: 'http://k', OS_USERNAME: 'u', OS_PASSWORD: 'p', OS_INTERFACE: 'private' }), /interface: expected public, internal or admin/);
+  assert.throws(
+    () => load({ OS_AUTH_TYPE: 'saml2', OS_AUTH_URL: 'http://k' }),
+    /auth_type "saml2" is not supported/,
+  );
+  assert.throws(
+    () =>
+      load({
+        OS_AUTH_URL: 'http://k/v2.0',
+        OS_USERNAME: 'u',
+        OS_PASSWORD: 'p',
+        OS_IDENTITY_API_VERSION: '2',
+      }),
+    /only Keystone v3/,
+  );
+  assert.throws(
+    () => load({ OS_AUTH_URL: 'http://k', OS_USERNAME: 'u', OS_PASSWORD: 'p', OS_INTERFACE: 'private' }),
+    /interface: expected public, internal or admin/,
+  );
 });
 
 void test('an unknown cloud name lists the clouds the file defines', (t) => {
   const { write, load } = sandbox(t);
   const path = write('cwd/clouds.yaml', DEVSTACK);
-  assert.throws(() => load({ OS_CLOUD: 'prod' }), (err: unknown) => {
-    assert.ok(err instanceof CloudConfigError);
-    assert.equal(err.message, `cloud "prod" was not found in ${path} (it defines: devstack, other)`);
-    return true;
-  });
+  assert.throws(
+    () => load({ OS_CLOUD: 'prod' }),
+    (err: unknown) => {
+      assert.ok(err instanceof CloudConfigError);
+      assert.equal(err.message, `cloud "prod" was not found in ${path} (it defines: devstack, other)`);
+      return true;
+    },
+  );
 });
 
 void test('nothing configured at all says how to configure a cloud', (t) => {
   const { load } = sandbox(t);
-  assert.throws(() => load({}), /no cloud selected: set OS_CLOUD .* or OS_AUTH_URL with credentials, or OS_ENDPOINT with OS_TOKEN/);
+  assert.throws(
+    () => load({}),
+    /no cloud selected: set OS_CLOUD .* or OS_AUTH_URL with credentials, or OS_ENDPOINT with OS_TOKEN/,
+  );
 });
 
 void test('a missing OS_CLIENT_CONFIG_FILE is an error rather than a silent fallback', (t) => {
   const { load } = sandbox(t);
-  assert.throws(() => load({ OS_CLIENT_CONFIG_FILE: '/nonexistent/clouds.yaml', OS_CLOUD: 'x' }), /clouds.yaml file \/nonexistent\/clouds.yaml does not exist/);
+  assert.throws(
+    () => load({ OS_CLIENT_CONFIG_FILE: '/nonexistent/clouds.yaml', OS_CLOUD: 'x' }),
+    /clouds.yaml file \/nonexistent\/clouds.yaml does not exist/,
+  );
 });
 
 void test('clouds.yaml extras: verify, inline cacert, regions list, numeric values and endpoint overrides', (t) => {
@@ -194,5 +254,8 @@ void test('clouds.yaml extras: verify, inline cacert, regions list, numeric valu
   assert.equal(c.regionName, 'RegionA');
   assert.equal(c.verify, false);
   assert.match(c.cacert ?? '', /^-----BEGIN CERTIFICATE-----/);
-  assert.deepEqual(c.endpointOverrides, { 'container-infra': 'http://magnum.example/v1', compute: 'http://nova.example/v2.1' });
+  assert.deepEqual(c.endpointOverrides, {
+    'container-infra': 'http://magnum.example/v1',
+    compute: 'http://nova.example/v2.1',
+  });
 });

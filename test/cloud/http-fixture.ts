@@ -16,9 +16,7 @@ export interface SeenRequest {
 }
 
 export type Reply =
-  | { status: number; headers?: Record<string, string>; body?: unknown; text?: string }
-  | 'hang'
-  | 'reset';
+  { status: number; headers?: Record<string, string>; body?: unknown; text?: string } | 'hang' | 'reset';
 
 export type Handler = (req: SeenRequest, server: FixtureServer) => Reply | undefined;
 
@@ -54,7 +52,10 @@ export async function startFixture(handler: Handler = () => undefined): Promise<
         body: Buffer.concat(chunks).toString('utf8'),
       };
       requests.push(seen);
-      const reply = current(seen, fixture) ?? { status: 404, body: { itemNotFound: { code: 404, message: `no route ${seen.method} ${seen.path}` } } };
+      const reply = current(seen, fixture) ?? {
+        status: 404,
+        body: { itemNotFound: { code: 404, message: `no route ${seen.method} ${seen.path}` } },
+      };
       for (const w of waiters.filter((x) => requests.length >= x.n)) {
         waiters.splice(waiters.indexOf(w), 1);
         w.resolve();
@@ -117,20 +118,31 @@ export interface KeystoneFixtureOptions {
  * A minimal Keystone v3 token endpoint: every POST /v3/auth/tokens gets a fresh token
  * `tok-N`, scoped to the requested project id (or `p-default`), with a catalog.
  */
-export function keystone(options: KeystoneFixtureOptions = {}): (req: SeenRequest, server: FixtureServer) => Reply | undefined {
+export function keystone(
+  options: KeystoneFixtureOptions = {},
+): (req: SeenRequest, server: FixtureServer) => Reply | undefined {
   let n = 0;
   return (req, server) => {
     if (!(req.method === 'POST' && req.path.endsWith('/v3/auth/tokens'))) return undefined;
     if (options.refuse) return options.refuse;
     n++;
     const body = JSON.parse(req.body) as { auth: { scope?: { project?: { id?: string; name?: string } } } };
-    const projectId = body.auth.scope?.project?.id ?? (body.auth.scope?.project?.name ? `id-of-${body.auth.scope.project.name}` : 'p-default');
+    const projectId =
+      body.auth.scope?.project?.id ??
+      (body.auth.scope?.project?.name ? `id-of-${body.auth.scope.project.name}` : 'p-default');
     const issued = Date.parse('2026-01-01T00:00:00Z');
     const catalog = [
       ...Object.entries(options.services ?? {}).map(([type, url]) => ({
         type,
         name: type,
-        endpoints: [{ interface: 'public', region: 'RegionOne', region_id: 'RegionOne', url: url.replace('{base}', server.url) }],
+        endpoints: [
+          {
+            interface: 'public',
+            region: 'RegionOne',
+            region_id: 'RegionOne',
+            url: url.replace('{base}', server.url),
+          },
+        ],
       })),
       ...(options.catalog ?? []),
     ];

@@ -53,7 +53,14 @@ export interface SuiteTarget {
 }
 
 /** Poll `read` until `done` holds; fails with the last value after `attempts`. */
-async function eventually<T>(target: SuiteTarget, what: string, read: () => Promise<T>, done: (value: T) => boolean, attempts = 120, stepMs = 1000): Promise<T> {
+async function eventually<T>(
+  target: SuiteTarget,
+  what: string,
+  read: () => Promise<T>,
+  done: (value: T) => boolean,
+  attempts = 120,
+  stepMs = 1000,
+): Promise<T> {
   let last: T | undefined;
   for (let i = 0; i < attempts; i++) {
     last = await read();
@@ -180,15 +187,29 @@ export function provisioningSuite(name: string, start: () => Promise<SuiteTarget
       assert.equal(external.external, true);
       s.external = external;
 
-      const network = await c.network.createNetwork({ name: `${run}-net`, description: 'provisioning suite', tags: [tag] });
+      const network = await c.network.createNetwork({
+        name: `${run}-net`,
+        description: 'provisioning suite',
+        tags: [tag],
+      });
       s.network = network;
       assert.deepEqual(network.tags, [tag]);
-      const subnet = await c.network.createSubnet({ networkId: network.id, name: `${run}-subnet`, cidr: '10.6.0.0/24', dnsNameservers: ['8.8.8.8'], tags: [tag] });
+      const subnet = await c.network.createSubnet({
+        networkId: network.id,
+        name: `${run}-subnet`,
+        cidr: '10.6.0.0/24',
+        dnsNameservers: ['8.8.8.8'],
+        tags: [tag],
+      });
       s.subnet = subnet;
       assert.equal(subnet.cidr, '10.6.0.0/24');
       assert.equal(subnet.gatewayIp, '10.6.0.1');
 
-      const router = await c.network.createRouter({ name: `${run}-router`, externalNetworkId: external.id, tags: [tag] });
+      const router = await c.network.createRouter({
+        name: `${run}-router`,
+        externalNetworkId: external.id,
+        tags: [tag],
+      });
       s.routerId = router.id;
       assert.equal(router.externalGateway?.networkId, external.id);
       const itf = await c.network.addRouterInterface(router.id, { subnetId: subnet.id });
@@ -198,36 +219,86 @@ export function provisioningSuite(name: string, start: () => Promise<SuiteTarget
       assert.equal(routerPorts[0]!.fixedIps[0]?.ipAddress, '10.6.0.1');
 
       // Deterministic look-ups: by name and by tag, one call each.
-      assert.deepEqual((await c.network.listNetworks({ name: `${run}-net` })).map((n) => n.id), [network.id]);
-      assert.deepEqual((await c.network.listNetworks({ tags: [tag] })).map((n) => n.id), [network.id]);
-      assert.deepEqual((await c.network.listRouters({ tags: [tag] })).map((r) => r.id), [router.id]);
+      assert.deepEqual(
+        (await c.network.listNetworks({ name: `${run}-net` })).map((n) => n.id),
+        [network.id],
+      );
+      assert.deepEqual(
+        (await c.network.listNetworks({ tags: [tag] })).map((n) => n.id),
+        [network.id],
+      );
+      assert.deepEqual(
+        (await c.network.listRouters({ tags: [tag] })).map((r) => r.id),
+        [router.id],
+      );
       const found = await c.network.findNetwork(network.id);
       assert.ok(found && found !== 'ambiguous' && found.subnetIds.includes(subnet.id));
     });
 
     void test('creates a security group with rules and refuses a duplicate rule', async () => {
-      const sg = await c.network.createSecurityGroup({ name: `${run}-secgroup-controlplane`, description: 'control plane', tags: [tag] });
+      const sg = await c.network.createSecurityGroup({
+        name: `${run}-secgroup-controlplane`,
+        description: 'control plane',
+        tags: [tag],
+      });
       s.sg = sg;
-      const api = await c.network.createSecurityGroupRule({ securityGroupId: sg.id, direction: 'ingress', protocol: 'tcp', portRangeMin: 6443, portRangeMax: 6443, remoteIpPrefix: '0.0.0.0/0', description: 'Kubernetes API' });
-      await c.network.createSecurityGroupRule({ securityGroupId: sg.id, direction: 'ingress', protocol: 'tcp', portRangeMin: 2379, portRangeMax: 2380, remoteGroupId: sg.id, description: 'etcd' });
+      const api = await c.network.createSecurityGroupRule({
+        securityGroupId: sg.id,
+        direction: 'ingress',
+        protocol: 'tcp',
+        portRangeMin: 6443,
+        portRangeMax: 6443,
+        remoteIpPrefix: '0.0.0.0/0',
+        description: 'Kubernetes API',
+      });
+      await c.network.createSecurityGroupRule({
+        securityGroupId: sg.id,
+        direction: 'ingress',
+        protocol: 'tcp',
+        portRangeMin: 2379,
+        portRangeMax: 2380,
+        remoteGroupId: sg.id,
+        description: 'etcd',
+      });
       assert.equal(api.portRangeMin, 6443);
       assert.equal(api.protocol, 'tcp');
       const rules = await c.network.listSecurityGroupRules({ securityGroupId: sg.id });
       assert.ok(rules.some((r) => r.id === api.id));
       assert.ok(rules.some((r) => r.remoteGroupId === sg.id && r.portRangeMax === 2380));
-      const dup = await failure(c.network.createSecurityGroupRule({ securityGroupId: sg.id, direction: 'ingress', protocol: 'tcp', portRangeMin: 6443, portRangeMax: 6443, remoteIpPrefix: '0.0.0.0/0' }));
+      const dup = await failure(
+        c.network.createSecurityGroupRule({
+          securityGroupId: sg.id,
+          direction: 'ingress',
+          protocol: 'tcp',
+          portRangeMin: 6443,
+          portRangeMax: 6443,
+          remoteIpPrefix: '0.0.0.0/0',
+        }),
+      );
       assert.equal(dup.kind, 'conflict');
       assert.equal((await c.network.getSecurityGroup(sg.id)).rules.length, rules.length);
     });
 
     void test('creates a port with a fixed IP in the subnet and the security group', async () => {
-      const port = await c.network.createPort({ networkId: s.network!.id, name: `${run}-control-plane-0`, fixedIps: [{ subnetId: s.subnet!.id }], securityGroupIds: [s.sg!.id], tags: [tag] });
+      const port = await c.network.createPort({
+        networkId: s.network!.id,
+        name: `${run}-control-plane-0`,
+        fixedIps: [{ subnetId: s.subnet!.id }],
+        securityGroupIds: [s.sg!.id],
+        tags: [tag],
+      });
       s.port = port;
       const ip = port.fixedIps[0]?.ipAddress;
       assert.ok(ip && inCidr(ip, '10.6.0.0/24'), `fixed IP ${ip} in 10.6.0.0/24`);
       assert.deepEqual(port.securityGroupIds, [s.sg!.id]);
-      assert.deepEqual((await c.network.listPorts({ name: port.name, networkId: s.network!.id })).map((p) => p.id), [port.id]);
-      assert.deepEqual((await c.network.listPorts({ ipAddress: ip, networkId: s.network!.id })).map((p) => p.id), [port.id]);
+      assert.deepEqual(
+        (await c.network.listPorts({ name: port.name, networkId: s.network!.id })).map((p) => p.id),
+        [port.id],
+      );
+      assert.deepEqual(
+        (await c.network.listPorts({ ipAddress: ip, networkId: s.network!.id })).map((p) => p.id),
+        [port.id],
+      );
     });
 
     void test('boots a server on the port in the requested availability zone', async () => {
@@ -242,17 +313,35 @@ export function provisioningSuite(name: string, start: () => Promise<SuiteTarget
         metadata: { cluster: run },
         tags: [tag],
       });
-      const server = await eventually(target, 'server ACTIVE', () => c.compute.getServer(id), (sv) => sv.status === 'ACTIVE' || sv.status === 'ERROR');
+      const server = await eventually(
+        target,
+        'server ACTIVE',
+        () => c.compute.getServer(id),
+        (sv) => sv.status === 'ACTIVE' || sv.status === 'ERROR',
+      );
       s.server = server;
       assert.equal(server.status, 'ACTIVE', `fault: ${server.fault?.message}`);
       assert.equal(server.availabilityZone, target.availabilityZone);
       assert.equal(server.keyName, s.keypair);
       assert.deepEqual(server.metadata, { cluster: run });
       assert.ok(server.tags.includes(tag));
-      assert.ok(server.addresses.some((a) => a.addr === s.port!.fixedIps[0]!.ipAddress), JSON.stringify(server.addresses));
-      assert.deepEqual((await c.compute.listServers({ name: server.name })).map((x) => x.id), [id]);
-      assert.deepEqual((await c.compute.listServers({ tags: [tag] })).map((x) => x.id), [id]);
-      assert.deepEqual(await c.compute.listServers({ name: `${run}-control-plane` }), [], 'the name filter is exact, not a prefix');
+      assert.ok(
+        server.addresses.some((a) => a.addr === s.port!.fixedIps[0]!.ipAddress),
+        JSON.stringify(server.addresses),
+      );
+      assert.deepEqual(
+        (await c.compute.listServers({ name: server.name })).map((x) => x.id),
+        [id],
+      );
+      assert.deepEqual(
+        (await c.compute.listServers({ tags: [tag] })).map((x) => x.id),
+        [id],
+      );
+      assert.deepEqual(
+        await c.compute.listServers({ name: `${run}-control-plane` }),
+        [],
+        'the name filter is exact, not a prefix',
+      );
       assert.equal((await c.network.getPort(s.port!.id)).deviceId, id);
       const zones = await c.compute.listAvailabilityZones();
       assert.ok(zones.some((z) => z.name === target.availabilityZone && z.available));
@@ -261,13 +350,20 @@ export function provisioningSuite(name: string, start: () => Promise<SuiteTarget
     });
 
     void test('allocates a floating IP on the external network and associates it with the port', async () => {
-      const fip = await c.network.createFloatingIp({ floatingNetworkId: s.external!.id, description: `${run} api`, tags: [tag] });
+      const fip = await c.network.createFloatingIp({
+        floatingNetworkId: s.external!.id,
+        description: `${run} api`,
+        tags: [tag],
+      });
       s.fipId = fip.id;
       assert.equal(fip.portId, undefined);
       const associated = await c.network.associateFloatingIp(fip.id, s.port!.id);
       assert.equal(associated.portId, s.port!.id);
       assert.equal(associated.fixedIpAddress, s.port!.fixedIps[0]!.ipAddress);
-      assert.deepEqual((await c.network.listFloatingIps({ portId: s.port!.id })).map((f) => f.id), [fip.id]);
+      assert.deepEqual(
+        (await c.network.listFloatingIps({ portId: s.port!.id })).map((f) => f.id),
+        [fip.id],
+      );
       const byAddress = await c.network.listFloatingIps({ floatingIpAddress: fip.floatingIpAddress });
       assert.equal(byAddress.length, 1);
       const detached = await c.network.disassociateFloatingIp(fip.id);
@@ -276,21 +372,53 @@ export function provisioningSuite(name: string, start: () => Promise<SuiteTarget
 
     void test('creates a load balancer and brings it to ACTIVE with listener, pool, monitor and member', async () => {
       const waitActive = (what: string) =>
-        eventually(target, `${what}: load balancer ACTIVE`, () => c.loadBalancer.getLoadBalancer(s.lb!.id), (l) => l.provisioningStatus === 'ACTIVE' || l.provisioningStatus === 'ERROR');
-      s.lb = await c.loadBalancer.createLoadBalancer({ name: `${run}-kubeapi`, vipSubnetId: s.subnet!.id, tags: [tag] });
+        eventually(
+          target,
+          `${what}: load balancer ACTIVE`,
+          () => c.loadBalancer.getLoadBalancer(s.lb!.id),
+          (l) => l.provisioningStatus === 'ACTIVE' || l.provisioningStatus === 'ERROR',
+        );
+      s.lb = await c.loadBalancer.createLoadBalancer({
+        name: `${run}-kubeapi`,
+        vipSubnetId: s.subnet!.id,
+        tags: [tag],
+      });
       assert.ok(['PENDING_CREATE', 'ACTIVE'].includes(s.lb.provisioningStatus));
       let lb = await waitActive('create');
       assert.equal(lb.provisioningStatus, 'ACTIVE');
       assert.ok(lb.vipAddress && inCidr(lb.vipAddress, '10.6.0.0/24'));
       assert.ok(lb.vipPortId);
 
-      const listener = await c.loadBalancer.createListener({ loadBalancerId: lb.id, name: `${run}-kubeapi-6443`, protocol: 'TCP', protocolPort: 6443, allowedCidrs: ['0.0.0.0/0'] });
+      const listener = await c.loadBalancer.createListener({
+        loadBalancerId: lb.id,
+        name: `${run}-kubeapi-6443`,
+        protocol: 'TCP',
+        protocolPort: 6443,
+        allowedCidrs: ['0.0.0.0/0'],
+      });
       await waitActive('listener');
-      const pool = await c.loadBalancer.createPool({ name: `${run}-kubeapi-6443`, protocol: 'TCP', listenerId: listener.id });
+      const pool = await c.loadBalancer.createPool({
+        name: `${run}-kubeapi-6443`,
+        protocol: 'TCP',
+        listenerId: listener.id,
+      });
       await waitActive('pool');
-      const monitor = await c.loadBalancer.createHealthMonitor({ poolId: pool.id, name: `${run}-kubeapi-6443`, type: 'TCP', delay: 10, timeout: 5, maxRetries: 5, maxRetriesDown: 3 });
+      const monitor = await c.loadBalancer.createHealthMonitor({
+        poolId: pool.id,
+        name: `${run}-kubeapi-6443`,
+        type: 'TCP',
+        delay: 10,
+        timeout: 5,
+        maxRetries: 5,
+        maxRetriesDown: 3,
+      });
       await waitActive('monitor');
-      const member = await c.loadBalancer.createMember(pool.id, { name: `${run}-control-plane-0`, address: s.port!.fixedIps[0]!.ipAddress!, protocolPort: 6443, subnetId: s.subnet!.id });
+      const member = await c.loadBalancer.createMember(pool.id, {
+        name: `${run}-control-plane-0`,
+        address: s.port!.fixedIps[0]!.ipAddress!,
+        protocolPort: 6443,
+        subnetId: s.subnet!.id,
+      });
       lb = await waitActive('member');
 
       assert.deepEqual(lb.listenerIds, [listener.id]);
@@ -299,23 +427,47 @@ export function provisioningSuite(name: string, start: () => Promise<SuiteTarget
       assert.equal(got.healthMonitorId, monitor.id);
       assert.equal((await c.loadBalancer.getListener(listener.id)).defaultPoolId, pool.id);
       assert.equal((await c.loadBalancer.getHealthMonitor(monitor.id)).maxRetriesDown, 3);
-      assert.deepEqual((await c.loadBalancer.listMembers(pool.id)).map((m) => m.address), [s.port!.fixedIps[0]!.ipAddress]);
-      assert.deepEqual((await c.loadBalancer.listLoadBalancers({ name: `${run}-kubeapi` })).map((l) => l.id), [lb.id]);
-      assert.deepEqual((await c.loadBalancer.listListeners({ loadBalancerId: lb.id })).map((l) => l.id), [listener.id]);
+      assert.deepEqual(
+        (await c.loadBalancer.listMembers(pool.id)).map((m) => m.address),
+        [s.port!.fixedIps[0]!.ipAddress],
+      );
+      assert.deepEqual(
+        (await c.loadBalancer.listLoadBalancers({ name: `${run}-kubeapi` })).map((l) => l.id),
+        [lb.id],
+      );
+      assert.deepEqual(
+        (await c.loadBalancer.listListeners({ loadBalancerId: lb.id })).map((l) => l.id),
+        [listener.id],
+      );
     });
 
     void test('creates a volume in the availability zone and sees it become available', async () => {
-      const volume = await c.volume.createVolume({ name: `${run}-root`, sizeGb: 1, availabilityZone: target.availabilityZone, metadata: { cluster: run } });
+      const volume = await c.volume.createVolume({
+        name: `${run}-root`,
+        sizeGb: 1,
+        availabilityZone: target.availabilityZone,
+        metadata: { cluster: run },
+      });
       s.volumeId = volume.id;
-      const ready = await eventually(target, 'volume available', () => c.volume.getVolume(volume.id), (v) => v.status === 'available' || v.status === 'error');
+      const ready = await eventually(
+        target,
+        'volume available',
+        () => c.volume.getVolume(volume.id),
+        (v) => v.status === 'available' || v.status === 'error',
+      );
       assert.equal(ready.status, 'available');
       assert.equal(ready.sizeGb, 1);
       assert.equal(ready.availabilityZone, target.availabilityZone);
-      assert.deepEqual((await c.volume.listVolumes({ name: `${run}-root` })).map((v) => v.id), [volume.id]);
+      assert.deepEqual(
+        (await c.volume.listVolumes({ name: `${run}-root` })).map((v) => v.id),
+        [volume.id],
+      );
     });
 
     void test('a volume beyond the project quota is refused as a quota error', async () => {
-      const err = await failure(c.volume.createVolume({ name: `${run}-huge`, sizeGb: target.volumeSizeOverQuotaGb }));
+      const err = await failure(
+        c.volume.createVolume({ name: `${run}-huge`, sizeGb: target.volumeSizeOverQuotaGb }),
+      );
       assert.equal(err.kind, 'quota', err.message);
       assert.equal(err.transient, false);
       assert.ok(err.cloudMessage.length > 0);
@@ -325,17 +477,27 @@ export function provisioningSuite(name: string, start: () => Promise<SuiteTarget
       const container = `${run}-etcd-backups`;
       await c.objectStore.createContainer(container, { metadata: { cluster: run } });
       const payload = randomBytes(4096);
-      const { etag } = await c.objectStore.putObject(container, 'snapshots/2026-01-01.db', payload, { contentType: 'application/octet-stream', metadata: { revision: '42' } });
+      const { etag } = await c.objectStore.putObject(container, 'snapshots/2026-01-01.db', payload, {
+        contentType: 'application/octet-stream',
+        metadata: { revision: '42' },
+      });
       assert.match(etag, /^[0-9a-f]{32}$/);
       const listed = await c.objectStore.listObjects(container, { prefix: 'snapshots/' });
-      assert.deepEqual(listed.map((o) => [o.name, o.sizeBytes]), [['snapshots/2026-01-01.db', 4096]]);
+      assert.deepEqual(
+        listed.map((o) => [o.name, o.sizeBytes]),
+        [['snapshots/2026-01-01.db', 4096]],
+      );
       const got = await c.objectStore.getObject(container, 'snapshots/2026-01-01.db');
       assert.ok(got.data.equals(payload));
       assert.equal(got.metadata.revision, '42');
       const head = await c.objectStore.headObject(container, 'snapshots/2026-01-01.db');
       assert.equal(head.sizeBytes, 4096);
       assert.equal((await c.objectStore.headContainer(container)).objectCount, 1);
-      assert.equal((await failure(c.objectStore.deleteContainer(container))).kind, 'conflict', 'a container with objects cannot be deleted');
+      assert.equal(
+        (await failure(c.objectStore.deleteContainer(container))).kind,
+        'conflict',
+        'a container with objects cannot be deleted',
+      );
       await c.objectStore.deleteObject(container, 'snapshots/2026-01-01.db');
       assert.ok(isNotFound(await failure(c.objectStore.getObject(container, 'snapshots/2026-01-01.db'))));
       await c.objectStore.deleteContainer(container);
@@ -345,16 +507,33 @@ export function provisioningSuite(name: string, start: () => Promise<SuiteTarget
     void test('injected quota refusals of Nova, Neutron and Octavia are classified as quota', async (t) => {
       if (!target.injectFault) return t.skip('the target cannot inject faults');
       await target.injectFault('compute.servers.create', { type: 'quota', resource: 'cores' });
-      const nova = await failure(c.compute.createServer({ name: `${run}-q`, flavorId: s.flavorId!, imageId: s.image!.id, networks: 'none' }));
+      const nova = await failure(
+        c.compute.createServer({
+          name: `${run}-q`,
+          flavorId: s.flavorId!,
+          imageId: s.image!.id,
+          networks: 'none',
+        }),
+      );
       await target.injectFault('network.floatingips.create', { type: 'quota', resource: 'floatingip' });
       const neutron = await failure(c.network.createFloatingIp({ floatingNetworkId: s.external!.id }));
       await target.injectFault('load-balancer.loadbalancers.create', { type: 'quota' });
-      const octavia = await failure(c.loadBalancer.createLoadBalancer({ name: `${run}-q`, vipSubnetId: s.subnet!.id }));
-      for (const [svc, err] of [['nova', nova], ['neutron', neutron], ['octavia', octavia]] as const) {
+      const octavia = await failure(
+        c.loadBalancer.createLoadBalancer({ name: `${run}-q`, vipSubnetId: s.subnet!.id }),
+      );
+      for (const [svc, err] of [
+        ['nova', nova],
+        ['neutron', neutron],
+        ['octavia', octavia],
+      ] as const) {
         assert.equal(err.kind, 'quota', `${svc}: ${err.message}`);
       }
       assert.equal(neutron.cloudCode, 'OverQuota');
-      assert.deepEqual(await c.compute.listServers({ name: `${run}-q` }), [], 'a refused create leaves nothing');
+      assert.deepEqual(
+        await c.compute.listServers({ name: `${run}-q` }),
+        [],
+        'a refused create leaves nothing',
+      );
     });
 
     void test('an injected 503 on a read is retried transparently; on a create it is reported as transient', async (t) => {
@@ -365,34 +544,90 @@ export function provisioningSuite(name: string, start: () => Promise<SuiteTarget
       const err = await failure(c.network.createNetwork({ name: `${run}-flaky` }));
       assert.equal(err.kind, 'transient');
       assert.equal(err.status, 503);
-      assert.deepEqual(await c.network.listNetworks({ name: `${run}-flaky` }), [], 'a POST is not repeated behind the caller');
+      assert.deepEqual(
+        await c.network.listNetworks({ name: `${run}-flaky` }),
+        [],
+        'a POST is not repeated behind the caller',
+      );
     });
 
     void test('a server that fails to build reports ERROR with the fault message', async (t) => {
       if (!target.injectFault) return t.skip('the target cannot inject faults');
-      await target.injectFault('compute.servers.create', { type: 'error-state', message: 'No valid host was found. There are not enough hosts available.' });
-      const { id } = await c.compute.createServer({ name: `${run}-doomed`, flavorId: s.flavorId!, imageId: s.image!.id, networks: [{ networkId: s.network!.id }] });
-      const server = await eventually(target, 'server ERROR', () => c.compute.getServer(id), (sv) => sv.status !== 'BUILD');
+      await target.injectFault('compute.servers.create', {
+        type: 'error-state',
+        message: 'No valid host was found. There are not enough hosts available.',
+      });
+      const { id } = await c.compute.createServer({
+        name: `${run}-doomed`,
+        flavorId: s.flavorId!,
+        imageId: s.image!.id,
+        networks: [{ networkId: s.network!.id }],
+      });
+      const server = await eventually(
+        target,
+        'server ERROR',
+        () => c.compute.getServer(id),
+        (sv) => sv.status !== 'BUILD',
+      );
       assert.equal(server.status, 'ERROR');
       assert.match(server.fault?.message ?? '', /No valid host was found/);
       await c.compute.deleteServer(id);
-      await eventually(target, 'doomed server gone', () => c.compute.getServer(id).then(() => false, (e: unknown) => isNotFound(e)), (gone) => gone);
+      await eventually(
+        target,
+        'doomed server gone',
+        () =>
+          c.compute.getServer(id).then(
+            () => false,
+            (e: unknown) => isNotFound(e),
+          ),
+        (gone) => gone,
+      );
     });
 
     void test('deletes everything; a second delete counts as already deleted', async () => {
       await c.loadBalancer.deleteLoadBalancer(s.lb!.id, { cascade: true });
-      await eventually(target, 'load balancer gone', () => c.loadBalancer.getLoadBalancer(s.lb!.id).then(() => false, (e: unknown) => isNotFound(e)), (gone) => gone);
-      assert.equal(await deleteIgnoringNotFound(() => c.loadBalancer.deleteLoadBalancer(s.lb!.id, { cascade: true })), false);
+      await eventually(
+        target,
+        'load balancer gone',
+        () =>
+          c.loadBalancer.getLoadBalancer(s.lb!.id).then(
+            () => false,
+            (e: unknown) => isNotFound(e),
+          ),
+        (gone) => gone,
+      );
+      assert.equal(
+        await deleteIgnoringNotFound(() => c.loadBalancer.deleteLoadBalancer(s.lb!.id, { cascade: true })),
+        false,
+      );
 
       await c.network.deleteFloatingIp(s.fipId!);
       assert.equal(await deleteIgnoringNotFound(() => c.network.deleteFloatingIp(s.fipId!)), false);
 
       await c.compute.deleteServer(s.server!.id);
-      await eventually(target, 'server gone', () => c.compute.getServer(s.server!.id).then((sv) => sv.status === 'DELETED', (e: unknown) => isNotFound(e)), (gone) => gone);
+      await eventually(
+        target,
+        'server gone',
+        () =>
+          c.compute.getServer(s.server!.id).then(
+            (sv) => sv.status === 'DELETED',
+            (e: unknown) => isNotFound(e),
+          ),
+        (gone) => gone,
+      );
       assert.equal(await deleteIgnoringNotFound(() => c.compute.deleteServer(s.server!.id)), false);
 
       await c.volume.deleteVolume(s.volumeId!);
-      await eventually(target, 'volume gone', () => c.volume.getVolume(s.volumeId!).then(() => false, (e: unknown) => isNotFound(e)), (gone) => gone);
+      await eventually(
+        target,
+        'volume gone',
+        () =>
+          c.volume.getVolume(s.volumeId!).then(
+            () => false,
+            (e: unknown) => isNotFound(e),
+          ),
+        (gone) => gone,
+      );
 
       await c.network.deletePort(s.port!.id);
       assert.equal(await deleteIgnoringNotFound(() => c.network.deletePort(s.port!.id)), false);
