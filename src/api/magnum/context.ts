@@ -74,12 +74,39 @@ export function versionOf(req: FastifyRequest): Microversion | undefined {
   return states.get(req)?.version;
 }
 
+/**
+ * Validated tokens, kept for a few seconds as keystonemiddleware's token cache does in front of
+ * Magnum (there 300 s by default): a revoked token may be honoured for at most this long.
+ */
+export class TokenCache {
+  private readonly entries = new Map<string, { auth: AuthContext; untilMs: number }>();
+
+  constructor(
+    private readonly clock: Clock,
+    /** @default 10000 */
+    private readonly ttlMs = 10_000,
+    /** @default 10000 */
+    private readonly maxEntries = 10_000,
+  ) {}
+
+  async validate(identity: IdentityProvider, token: string): Promise<AuthContext> {
+    const now = this.clock.now();
+    const hit = this.entries.get(token);
+    if (hit && hit.untilMs > now) return hit.auth;
+    const auth = await identity.validate(token);
+    if (this.entries.size >= this.maxEntries) this.entries.clear();
+    const expires = Date.parse(auth.expiresAt);
+    this.entries.set(token, { auth, untilMs: Math.min(now + this.ttlMs, Number.isFinite(expires) ? expires : now) });
+    return auth;
+  }
+}
+
 /** Validate the `X-Auth-Token` and build the caller. */
-export async function authenticate(req: FastifyRequest, identity: IdentityProvider): Promise<Caller> {
+export async function authenticate(req: FastifyRequest, identity: IdentityProvider, cache?: TokenCache): Promise<Caller> {
   const header = req.headers['x-auth-token'];
   const token = Array.isArray(header) ? header[0] : header;
   if (!token) throw new AuthenticationError('The request you have made requires authentication.', { code: 'Unauthorized' });
-  const auth = await identity.validate(token);
+  const auth = cache ? await cache.validate(identity, token) : await identity.validate(token);
   if (!auth.projectId) {
     throw new NotAllowedError(
       'The Container Infrastructure API needs a project-scoped token; authenticate with a project (e.g. OS_PROJECT_NAME).',

@@ -31,26 +31,35 @@ export function nodeGroupNotFound(ident: string): NotFoundError {
 /**
  * A cluster by name or uuid. Without `allProjects` only the caller's project is searched (other
  * projects' clusters are 404, as Magnum's tenant filter makes them); with it (admin rules
- * `*_all_projects`) every project is.
+ * `*_all_projects`) every project is. Reads come from the read model; `fresh` reads the store
+ * (writes need the current resourceVersion).
  */
-export async function findCluster(env: Env, caller: Caller, ident: string, allProjects: boolean): Promise<MagnumClusterObject> {
-  const { store } = env;
+export async function findCluster(
+  env: Env,
+  caller: Caller,
+  ident: string,
+  allProjects: boolean,
+  fresh = false,
+): Promise<MagnumClusterObject> {
+  let c: MagnumClusterObject | undefined;
   if (isUuidLike(ident)) {
-    const c = await store.getByUid<MagnumClusterObject>(MagnumTypes.Cluster, normalizeUuid(ident));
+    c = env.model.cluster(normalizeUuid(ident));
     if (!c || (!allProjects && c.metadata.namespace !== caller.projectId)) throw clusterNotFound(ident);
-    return c;
+  } else {
+    c = env.model.clusterNamed(caller.projectId, ident);
+    if (!c && allProjects) {
+      const named = env.model.clustersNamed(ident);
+      if (named.length > 1) {
+        throw new ConflictError(`Multiple clusters exist with same name ${ident}. Please use the cluster uuid instead.`, { code: 'Conflict' });
+      }
+      c = named[0];
+    }
+    if (!c) throw clusterNotFound(ident);
   }
-  const own = await store.get<MagnumClusterObject>(MagnumTypes.Cluster, caller.projectId, ident);
-  if (own) return own;
-  if (!allProjects) throw clusterNotFound(ident);
-  const named = env.model.clustersNamed(ident);
-  if (named.length === 0) throw clusterNotFound(ident);
-  if (named.length > 1) {
-    throw new ConflictError(`Multiple clusters exist with same name ${ident}. Please use the cluster uuid instead.`, { code: 'Conflict' });
-  }
-  const c = await store.getByUid<MagnumClusterObject>(MagnumTypes.Cluster, named[0]!.uid);
-  if (!c) throw clusterNotFound(ident);
-  return c;
+  if (!fresh) return c;
+  const stored = await env.store.getByUid<MagnumClusterObject>(MagnumTypes.Cluster, c.metadata.uid);
+  if (!stored) throw clusterNotFound(ident);
+  return stored;
 }
 
 /** `8-4-4-4-12` lower case. */

@@ -1,7 +1,7 @@
 import type { FastifyError, FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
 import { AuthenticationError, isMagnetarError } from '../../domain/index.ts';
 import { errorHandler, keystoneErrorBody, notFoundHandler } from '../errors.ts';
-import { authenticate, setState, type Env, type MagnumApiDeps } from './context.ts';
+import { TokenCache, authenticate, setState, type Env, type MagnumApiDeps } from './context.ts';
 import { MAX_VERSION, MIN_VERSION, SERVICE_NAME, VERSION_HEADER, formatVersion, resolveMicroversion, versionHeaders } from './microversion.ts';
 import { MagnumReadModel } from './read-model.ts';
 import { TypedStore } from './typed-store.ts';
@@ -44,6 +44,7 @@ export function magnumRoutes(deps: MagnumApiDeps): FastifyPluginAsync {
     await model.start();
     app.addHook('onClose', async () => model.stop());
     const env: Env = { deps, store: new TypedStore(deps.store), model };
+    const tokens = new TokenCache(deps.clock);
     app.setErrorHandler(handleError(deps.baseUrl));
     rootRoute(app, env);
 
@@ -53,7 +54,7 @@ export function magnumRoutes(deps: MagnumApiDeps): FastifyPluginAsync {
         v1.addHook('onRequest', async (req, reply) => {
           const url = req.routeOptions.url;
           const isPublic = req.method === 'GET' && (url === '/v1/' || url === '/v1');
-          const caller = isPublic ? undefined : await authenticate(req, deps.identity);
+          const caller = isPublic ? undefined : await authenticate(req, deps.identity, tokens);
           let version;
           try {
             version = resolveMicroversion(req.headers[VERSION_HEADER]);
@@ -67,7 +68,7 @@ export function magnumRoutes(deps: MagnumApiDeps): FastifyPluginAsync {
           }
           void reply.headers(versionHeaders(version));
           setState(req, caller ? { version, caller } : { version });
-          await model.sync();
+          await model.ensureFresh();
         });
         v1.get('/', async () => v1Document(deps.baseUrl()));
         templateRoutes(v1, env);

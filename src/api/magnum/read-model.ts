@@ -9,32 +9,27 @@ import {
 } from '../../domain/index.ts';
 import type { ObjectStore, WatchEvent } from '../../store/index.ts';
 
-/** What the read model keeps of a Magnum cluster: enough for name look-ups, references and stats. */
-export interface ClusterSummary {
-  uid: string;
-  namespace: string;
-  name: string;
-  templateId: string;
-}
 
 const TYPES = [MagnumTypes.ClusterTemplate, MagnumTypes.NodeGroup, MagnumTypes.Cluster];
 const PAGE = 1000;
 
 /**
- * An in-memory projection of the Magnum objects that nearly every response needs besides the
- * object itself: cluster templates (label diffs, visibility, name look-ups), node groups by
- * cluster (node counts and addresses) and cluster summaries (name look-ups across projects,
- * template references, stats). It follows the store's revision feed, so one indexed store read
- * per request is enough to answer `GET /v1/clusters/{uuid}`.
+ * An in-memory projection of the Magnum objects the read paths need: clusters (by uid and by
+ * project and name), cluster templates (label diffs, visibility, name look-ups) and node groups
+ * by cluster (node counts and addresses). It follows the store's revision feed, so answering
+ * `GET /v1/clusters/{uuid}` costs one indexed store read (the head revision) and no parsing.
  *
- * Freshness: the store calls `onChange` after every commit (for PostgreSQL, after any
- * process's commit); the next request then reads the feed entries it has not seen before it
- * answers. In one process a request therefore always sees the writes that finished before it.
+ * Freshness: {@link ensureFresh} runs before every request. It reads the store's head revision
+ * and, when the projection is behind (a write by this or any other process), reads the feed
+ * entries it has not seen before the request is answered, so a request always sees every write
+ * that finished before it started. Writes read the objects they change from the store itself.
  */
 export class MagnumReadModel {
   readonly templates = new Map<string, ClusterTemplateObject>();
   private readonly nodeGroups = new Map<string, Map<string, NodeGroupObject>>();
-  private readonly clusters = new Map<string, ClusterSummary>();
+  /** Clusters by uid, in creation order. */
+  private readonly clusters = new Map<string, MagnumClusterObject>();
+  private readonly clusterByName = new Map<string, string>();
   private revision = 0;
   private dirty = true;
   private running: Promise<void> | undefined;
@@ -54,6 +49,13 @@ export class MagnumReadModel {
   stop(): void {
     this.unsubscribe?.();
     this.unsubscribe = undefined;
+  }
+
+  /** Before a request: one read of the store's head revision, and a catch-up when behind. */
+  async ensureFresh(): Promise<void> {
+    if (!this.dirty && this.revision !== 0 && (await this.store.currentRevision()) <= this.revision) return;
+    this.dirty = true;
+    await this.sync();
   }
 
   /** Bring the projection up to date with the store (cheap when nothing changed). */
@@ -109,6 +111,7 @@ export class MagnumReadModel {
     this.templates.clear();
     this.nodeGroups.clear();
     this.clusters.clear();
+    this.clusterByName.clear();
     for (const type of TYPES) {
       let cont: string | undefined;
       do {
@@ -142,12 +145,8 @@ export class MagnumReadModel {
       }
       case MagnumTypes.Cluster: {
         const c = obj as unknown as MagnumClusterObject;
-        this.clusters.set(c.metadata.uid, {
-          uid: c.metadata.uid,
-          namespace: c.metadata.namespace,
-          name: c.metadata.name,
-          templateId: c.spec.clusterTemplateId,
-        });
+        this.clusters.set(c.metadata.uid, c);
+        this.clusterByName.set(nameKey(c.metadata.namespace, c.metadata.name), c.metadata.uid);
         break;
       }
       default:
@@ -167,9 +166,12 @@ export class MagnumReadModel {
         if (byCluster && byCluster.size === 0) this.nodeGroups.delete(ng.spec.clusterId);
         break;
       }
-      case MagnumTypes.Cluster:
+      case MagnumTypes.Cluster: {
         this.clusters.delete(uid);
+        const key = nameKey(obj.metadata.namespace, obj.metadata.name);
+        if (this.clusterByName.get(key) === uid) this.clusterByName.delete(key);
         break;
+      }
       default:
         break;
     }
@@ -182,24 +184,35 @@ export class MagnumReadModel {
     return [...m.values()].sort((a, b) => a.spec.id - b.spec.id);
   }
 
+  /** A cluster by uid. */
+  cluster(uid: string): MagnumClusterObject | undefined {
+    return this.clusters.get(uid);
+  }
+
+  /** A cluster of a project by its (unique in the project) Magnum name. */
+  clusterNamed(namespace: string, name: string): MagnumClusterObject | undefined {
+    const uid = this.clusterByName.get(nameKey(namespace, name));
+    return uid === undefined ? undefined : this.clusters.get(uid);
+  }
+
   /** Clusters whose Magnum name is `name` (any project). */
-  clustersNamed(name: string): ClusterSummary[] {
-    const out: ClusterSummary[] = [];
-    for (const c of this.clusters.values()) if (c.name === name) out.push(c);
+  clustersNamed(name: string): MagnumClusterObject[] {
+    const out: MagnumClusterObject[] = [];
+    for (const c of this.clusters.values()) if (c.metadata.name === name) out.push(c);
     return out;
   }
 
   /** Number of clusters that use the template. */
   clustersUsingTemplate(templateUid: string): number {
     let n = 0;
-    for (const c of this.clusters.values()) if (c.templateId === templateUid) n++;
+    for (const c of this.clusters.values()) if (c.spec.clusterTemplateId === templateUid) n++;
     return n;
   }
 
-  /** Cluster summaries, optionally of one project. */
-  clusterSummaries(namespace?: string): ClusterSummary[] {
-    const out: ClusterSummary[] = [];
-    for (const c of this.clusters.values()) if (namespace === undefined || c.namespace === namespace) out.push(c);
+  /** Clusters in creation order, optionally of one project. */
+  clustersOf(namespace?: string): MagnumClusterObject[] {
+    const out: MagnumClusterObject[] = [];
+    for (const c of this.clusters.values()) if (namespace === undefined || c.metadata.namespace === namespace) out.push(c);
     return out;
   }
 
@@ -207,4 +220,8 @@ export class MagnumReadModel {
   nextNodeGroupId(): number {
     return ++this.maxNodeGroupId;
   }
+}
+
+function nameKey(namespace: string, name: string): string {
+  return `${namespace}\u0000${name}`;
 }

@@ -102,7 +102,7 @@ export function certificateRoutes(app: FastifyInstance, env: Env): void {
     requireVersion(version, 5, 'PATCH /v1/certificates/{cluster}');
     requireRole(caller, 'member', 'certificate:rotate_ca');
     const pki = pkiOf(env);
-    const cluster = await findCluster(env, caller, req.params.ident, false);
+    const cluster = await findCluster(env, caller, req.params.ident, false, true);
     const template = env.model.templates.get(cluster.spec.clusterTemplateId);
     if (template?.spec.tlsDisabled) {
       throw new InputError('Rotating the CA certificate on a non-TLS cluster is not supported.', { code: 'NotSupported' });
@@ -111,7 +111,7 @@ export function certificateRoutes(app: FastifyInstance, env: Env): void {
     await pki.rotateCa(pkiRef(cluster));
     // The control plane and nodes must pick up the new CA: an UPDATE operation for the driver.
     await retryOnConflict(async () => {
-      const fresh = await findCluster(env, caller, cluster.metadata.uid, false);
+      const fresh = await findCluster(env, caller, cluster.metadata.uid, false, true);
       const now = new Date(env.deps.clock.now()).toISOString();
       await env.store.update(withOperation(fresh, 'UPDATE', now));
     });

@@ -29,7 +29,7 @@ export function clusterActionRoutes(app: FastifyInstance, env: Env): void {
     }
     const uuid = await retryOnConflict(async () => {
       // Magnum has no all-projects rule for resize: other projects' clusters are not found.
-      const cluster = await findCluster(env, caller, req.params.ident, false);
+      const cluster = await findCluster(env, caller, req.params.ident, false, true);
       const group = body.nodegroup ? await findNodeGroup(env, cluster, body.nodegroup) : await defaultNodeGroup(env, cluster, 'worker');
       const g = group.spec;
       if (g.role === 'master') {
@@ -74,7 +74,7 @@ export function clusterActionRoutes(app: FastifyInstance, env: Env): void {
     requireRole(caller, 'member', 'cluster:upgrade');
     const body = parseBody(UpgradeSchema, req.body, 'cluster upgrade request');
     const uuid = await retryOnConflict(async () => {
-      const cluster: MagnumClusterObject = await findCluster(env, caller, req.params.ident, caller.isAdmin);
+      const cluster: MagnumClusterObject = await findCluster(env, caller, req.params.ident, caller.isAdmin, true);
       const target = findTemplate(env, caller, body.cluster_template);
       if (body.nodegroup) {
         const ng = await findNodeGroup(env, cluster, body.nodegroup);

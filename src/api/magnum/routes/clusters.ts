@@ -61,28 +61,22 @@ export function clusterWire(env: Env, c: MagnumClusterObject, version: Microvers
 async function listClusters(env: Env, caller: Caller, version: Microversion, query: Query, detail: boolean) {
   requireRole(caller, 'reader', detail ? 'cluster:detail' : 'cluster:get_all');
   const q: ListQuery = parseListQuery(query, CLUSTER_SORT_KEYS);
-  const { store } = env;
   // Admins list every project's clusters (Magnum's `cluster:get_all_all_projects`).
-  const namespace = caller.isAdmin ? undefined : caller.projectId;
-  const scope = namespace === undefined ? {} : { namespace };
+  const all = env.model.clustersOf(caller.isAdmin ? undefined : caller.projectId);
+  const marker = q.marker ? normalizeUuid(q.marker) : undefined;
   let items: MagnumClusterObject[];
   if (q.sortKey === 'id' || q.sortKey === 'created_at') {
-    if (q.marker) {
-      const m = await store.getByUid<MagnumClusterObject>(MagnumTypes.Cluster, normalizeUuid(q.marker));
-      if (!m || (namespace !== undefined && m.metadata.namespace !== namespace)) throw clusterNotFound(q.marker);
+    const ordered = q.sortDir === 'desc' ? all.reverse() : all;
+    let start = 0;
+    if (marker !== undefined) {
+      start = ordered.findIndex((c) => c.metadata.uid === marker) + 1;
+      if (start === 0) throw clusterNotFound(q.marker!);
     }
-    const r = await store.list<MagnumClusterObject>(MagnumTypes.Cluster, {
-      ...scope,
-      limit: q.limit,
-      ...(q.marker ? { afterUid: normalizeUuid(q.marker) } : {}),
-      descending: q.sortDir === 'desc',
-    });
-    items = r.items;
+    items = ordered.slice(start, start + q.limit);
   } else {
-    const all = await store.list<MagnumClusterObject>(MagnumTypes.Cluster, scope);
     const page = pageOf(
-      all.items.map((c) => ({ id: c.metadata.uid, wire: clusterWire(env, c, version, true), item: c })),
-      { ...q, ...(q.marker ? { marker: normalizeUuid(q.marker) } : {}) },
+      all.map((c) => ({ id: c.metadata.uid, wire: clusterWire(env, c, version, true), item: c })),
+      { ...q, ...(marker ? { marker } : {}) },
     );
     if (!page) throw clusterNotFound(q.marker ?? '');
     items = page.map((p) => p.item);
@@ -101,7 +95,7 @@ async function patchCluster(env: Env, caller: Caller, version: Microversion, ide
     throw new InputError(`Invalid input for field/attribute rollback. Value: '${rollback}'. It must be a boolean.`, { code: 'Invalid' });
   }
   return retryOnConflict(async () => {
-    const cluster = await findCluster(env, caller, ident, caller.isAdmin);
+    const cluster = await findCluster(env, caller, ident, caller.isAdmin, true);
     const before = clusterWire(env, cluster, version, true);
     const after = applyMagnumPatch(before, ops, {
       internal: [
@@ -194,7 +188,7 @@ async function acknowledgeHealthOnly(env: Env, before: MagnumClusterObject, save
 /** Delete a cluster and mark its node groups, in one commit. */
 async function deleteCluster(env: Env, caller: Caller, ident: string): Promise<void> {
   requireRole(caller, 'member', 'cluster:delete');
-  const cluster = await findCluster(env, caller, ident, caller.isAdmin);
+  const cluster = await findCluster(env, caller, ident, caller.isAdmin, true);
   const groups = env.model.nodeGroupsOf(cluster.metadata.uid).filter((g) => !g.metadata.deletionTimestamp);
   const now = new Date(env.deps.clock.now()).toISOString();
   const ops: TypedOp[] = [

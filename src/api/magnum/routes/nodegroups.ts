@@ -57,7 +57,7 @@ function checkSize(env: Env, name: string, count: number, max: number | null): v
 
 /** The cluster of a nodegroup request: admins see every project for reads only, as Magnum's rules say. */
 async function clusterFor(env: Env, caller: Caller, ident: string, read: boolean): Promise<MagnumClusterObject> {
-  return findCluster(env, caller, ident, read && caller.isAdmin);
+  return findCluster(env, caller, ident, read && caller.isAdmin, !read);
 }
 
 function wire(env: Env, g: NodeGroupObject, c: MagnumClusterObject, version: Microversion, expand: boolean) {

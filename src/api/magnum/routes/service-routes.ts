@@ -55,9 +55,9 @@ export function serviceRoutes(app: FastifyInstance, env: Env): void {
       }
       project = caller.projectId;
     }
-    const clusters = env.model.clusterSummaries(project);
+    const clusters = env.model.clustersOf(project);
     let nodes = 0;
-    for (const c of clusters) for (const g of env.model.nodeGroupsOf(c.uid)) nodes += g.spec.nodeCount;
+    for (const c of clusters) for (const g of env.model.nodeGroupsOf(c.metadata.uid)) nodes += g.spec.nodeCount;
     return { clusters: clusters.length, nodes };
   });
 }
