@@ -1,4 +1,4 @@
-import { describe, test, beforeEach, afterEach } from 'node:test';
+import { describe, test, before, after, beforeEach } from 'node:test';
 import assert from 'node:assert/strict';
 import {
   ConflictError,
@@ -12,10 +12,10 @@ import {
 import type { ObjectStore, WatchEvent } from '../../src/store/index.ts';
 
 /**
- * The documented semantics of `ObjectStore`, run against every engine. Each test works on its
- * own kind (and so its own type key), so engines whose storage outlives one test (a file, a
- * PostgreSQL schema) still give every test a clean slate; feed tests read from the revision
- * current when they start.
+ * The documented semantics of `ObjectStore`, run against every engine. One store serves the
+ * whole suite (opening one per test is slow on a server); each test works on its own kind (and
+ * so its own type key and lease names), so tests do not see each other's objects, and feed tests
+ * read from the revision current when they start.
  */
 export interface StoreSuiteOptions {
   /** The engine keeps data across close/open (file, server). */
@@ -55,12 +55,14 @@ export function storeSuite(
       return store.changes(rev, { types });
     }
 
-    beforeEach(async () => {
+    before(async () => {
       store = await open();
-      k = freshKind();
     });
-    afterEach(async () => {
+    after(async () => {
       await store.close();
+    });
+    beforeEach(() => {
+      k = freshKind();
     });
 
     describe('create and read', () => {
