@@ -1,0 +1,235 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import {
+  CAPI_API_VERSION,
+  CapiTypes,
+  INFRA_API_VERSION,
+  type MachineObject,
+  type OpenStackClusterObject,
+  type OpenStackMachineObject,
+} from '../../src/domain/index.ts';
+import { startInfra, type InfraFixture } from '../engine/infra-fixture.ts';
+
+async function provisionedCluster(f: InfraFixture, name: string): Promise<OpenStackClusterObject> {
+  await f.store.create({
+    apiVersion: CAPI_API_VERSION,
+    kind: 'Cluster',
+    metadata: { name, namespace: f.projectId },
+    spec: {
+      infrastructureRef: { apiGroup: 'infrastructure.cluster.x-k8s.io', kind: 'OpenStackCluster', name },
+    },
+  });
+  await f.store.create({
+    apiVersion: INFRA_API_VERSION,
+    kind: 'OpenStackCluster',
+    metadata: { name, namespace: f.projectId },
+    spec: {
+      managedSubnets: [{ cidr: '10.6.0.0/24' }],
+      externalNetwork: { filter: { name: 'public' } },
+      apiServerLoadBalancer: { enabled: true },
+    },
+  });
+  return f.until('the cluster infrastructure', async () => {
+    const o = await f.store.get<OpenStackClusterObject>(CapiTypes.OpenStackCluster, f.projectId, name);
+    return o?.status.initialization?.provisioned ? o : undefined;
+  });
+}
+
+async function applyMachine(
+  f: InfraFixture,
+  cluster: string,
+  name: string,
+  opts: { controlPlane?: boolean; az?: string; rootVolume?: number; flavor?: string; image?: string } = {},
+): Promise<void> {
+  await f.store.create({
+    apiVersion: 'v1',
+    kind: 'Secret',
+    metadata: { name: `${name}-bootstrap`, namespace: f.projectId },
+    spec: {
+      type: 'cluster.x-k8s.io/secret',
+      data: { value: Buffer.from('#cloud-config\nruncmd: [kubeadm join]\n').toString('base64') },
+    },
+  });
+  await f.store.create({
+    apiVersion: CAPI_API_VERSION,
+    kind: 'Machine',
+    metadata: {
+      name,
+      namespace: f.projectId,
+      labels: opts.controlPlane ? { 'cluster.x-k8s.io/control-plane': '' } : {},
+    },
+    spec: {
+      clusterName: cluster,
+      version: 'v1.31.4',
+      bootstrap: { dataSecretName: `${name}-bootstrap` },
+      infrastructureRef: { apiGroup: 'infrastructure.cluster.x-k8s.io', kind: 'OpenStackMachine', name },
+      ...(opts.az ? { failureDomain: opts.az } : {}),
+    },
+  });
+  await f.store.create({
+    apiVersion: INFRA_API_VERSION,
+    kind: 'OpenStackMachine',
+    metadata: { name, namespace: f.projectId },
+    spec: {
+      flavor: opts.flavor ?? 'm1.small',
+      image: { filter: { name: opts.image ?? 'ubuntu-22.04-kube' } },
+      sshKeyName: 'k1',
+      tags: ['test-tag'],
+      ...(opts.rootVolume ? { rootVolume: { sizeGiB: opts.rootVolume } } : {}),
+    },
+  });
+}
+
+async function kinds(f: InfraFixture): Promise<Record<string, number>> {
+  const inv = await f.cloud.inventory(f.projectId);
+  const defaults = new Set<string>();
+  for (const g of await f.clients.network.listSecurityGroups({ name: 'default' })) {
+    defaults.add(g.id);
+    for (const r of g.rules) defaults.add(r.id);
+  }
+  return Object.fromEntries(
+    Object.entries(inv.projects[f.projectId] ?? {})
+      .map(([k, v]) => [k, v.filter((i) => !defaults.has(i.id)).length] as const)
+      .filter(([, n]) => n > 0),
+  );
+}
+
+void test('a control plane machine gets a port, a server in its availability zone with flavor, image, keypair, user data and tags, and joins the API load balancer', async () => {
+  const f = await startInfra({ latencyMs: 1000 });
+  try {
+    await f.clients.compute.createKeypair({
+      name: 'k1',
+      publicKey: 'ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIG5hZ25ldGFyLXRlc3Qta2V5LW5vdC1yZWFsLTAwMDAw t',
+    });
+    const osc = await provisionedCluster(f, 'c1');
+    await applyMachine(f, 'c1', 'c1-cp-1', { controlPlane: true, az: 'AZ-2' });
+    const osm = await f.until('the server to be ACTIVE', async () => {
+      const o = await f.store.get<OpenStackMachineObject>(CapiTypes.OpenStackMachine, f.projectId, 'c1-cp-1');
+      return o?.status.initialization?.provisioned ? o : undefined;
+    });
+    assert.match(osm.spec.providerID!, /^openstack:\/\/RegionOne\/[0-9a-f-]{36}$/);
+    const server = await f.clients.compute.getServer(osm.status.instanceID!);
+    assert.equal(server.availabilityZone, 'AZ-2');
+    assert.equal(server.keyName, 'k1');
+    assert.equal(server.name, 'c1-cp-1');
+    assert.ok(server.tags.includes('test-tag'));
+    const flavor = await f.clients.compute.findFlavor('m1.small');
+    assert.ok(flavor && flavor !== 'ambiguous');
+    assert.ok(
+      server.flavor.id === flavor.id || server.flavor.name === 'm1.small',
+      JSON.stringify(server.flavor),
+    );
+    assert.equal(server.imageId, osm.status.resolved?.imageID);
+    const ports = await f.clients.network.listPorts({ deviceId: server.id });
+    assert.equal(ports.length, 1);
+    assert.equal(ports[0]!.name, 'c1-cp-1-0');
+    const members = await f.clients.loadBalancer.listMembers(osc.status.apiServerLoadBalancer!.poolID!);
+    assert.equal(members.length, 1);
+    assert.equal(members[0]!.address, osm.status.addresses?.find((a) => a.type === 'InternalIP')?.address);
+    const machine = await f.until('the Machine to learn its provider ID', async () => {
+      const m = await f.store.get<MachineObject>(CapiTypes.Machine, f.projectId, 'c1-cp-1');
+      return m?.spec.providerID ? m : undefined;
+    });
+    assert.equal(machine.spec.providerID, osm.spec.providerID);
+    assert.equal(machine.status.phase, 'Provisioned');
+
+    // Deleting the machine removes the member, the server and the port.
+    await f.store.delete(CapiTypes.Machine, f.projectId, 'c1-cp-1');
+    await f.until(
+      'the machine to be gone',
+      async () => (await f.store.get(CapiTypes.Machine, f.projectId, 'c1-cp-1')) === undefined,
+    );
+    assert.equal(
+      (await f.clients.loadBalancer.listMembers(osc.status.apiServerLoadBalancer!.poolID!)).length,
+      0,
+    );
+    assert.equal((await f.clients.compute.listServers()).length, 0);
+    assert.equal((await f.clients.network.listPorts({ name: 'c1-cp-1-0' })).length, 0);
+    await f.store.delete(CapiTypes.Cluster, f.projectId, 'c1');
+    await f.until('the cloud to be empty', async () =>
+      Object.keys(await kinds(f)).length === 0 ? true : undefined,
+    );
+  } finally {
+    await f.close();
+  }
+});
+
+void test('a worker with a boot volume boots from it, and the volume goes with the machine', async () => {
+  const f = await startInfra();
+  try {
+    await f.clients.compute.createKeypair({
+      name: 'k1',
+      publicKey: 'ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIG5hZ25ldGFyLXRlc3Qta2V5LW5vdC1yZWFsLTAwMDAw t',
+    });
+    await provisionedCluster(f, 'c2');
+    await applyMachine(f, 'c2', 'c2-w-1', { rootVolume: 20, az: 'AZ-1' });
+    const osm = await f.until('the server to be ACTIVE', async () => {
+      const o = await f.store.get<OpenStackMachineObject>(CapiTypes.OpenStackMachine, f.projectId, 'c2-w-1');
+      return o?.status.initialization?.provisioned ? o : undefined;
+    });
+    const vol = await f.clients.volume.getVolume(osm.status.resources!.volumeID!);
+    assert.equal(vol.sizeGb, 20);
+    assert.equal(vol.name, 'c2-w-1-root');
+    await f.store.delete(CapiTypes.Cluster, f.projectId, 'c2');
+    await f.store.delete(CapiTypes.Machine, f.projectId, 'c2-w-1');
+    await f.until('the cloud to be empty', async () =>
+      Object.keys(await kinds(f)).length === 0 ? true : undefined,
+    );
+  } finally {
+    await f.close();
+  }
+});
+
+void test('a server that goes to ERROR is reported with Nova\u2019s fault; a quota refusal stops the machine with the cloud\u2019s text', async () => {
+  const f = await startInfra();
+  try {
+    await f.clients.compute.createKeypair({
+      name: 'k1',
+      publicKey: 'ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIG5hZ25ldGFyLXRlc3Qta2V5LW5vdC1yZWFsLTAwMDAw t',
+    });
+    await provisionedCluster(f, 'c3');
+    f.cloud.faults.add({
+      kind: 'fail',
+      operation: 'compute.servers.create',
+      count: 1,
+      failure: { type: 'error-state', message: 'No valid host was found. ' },
+    });
+    await applyMachine(f, 'c3', 'c3-w-1');
+    const err = await f.until('the server ERROR to be reported', async () => {
+      const o = await f.store.get<OpenStackMachineObject>(CapiTypes.OpenStackMachine, f.projectId, 'c3-w-1');
+      const c = o?.status.conditions?.find((x) => x.type === 'InstanceReady');
+      return c?.reason === 'InstanceStateError' ? c : undefined;
+    });
+    assert.match(err.message ?? '', /server c3-w-1 is ERROR: No valid host was found/);
+    const m = await f.until('the Machine to mirror it', async () => {
+      const mm = await f.store.get<MachineObject>(CapiTypes.Machine, f.projectId, 'c3-w-1');
+      return mm?.status.conditions?.find(
+        (c) => c.type === 'InfrastructureReady' && c.reason === 'InstanceStateError',
+      );
+    });
+    assert.match(m.message ?? '', /No valid host/);
+
+    f.cloud.faults.add({
+      kind: 'fail',
+      operation: 'compute.servers.create',
+      count: 1,
+      failure: { type: 'quota' },
+    });
+    await applyMachine(f, 'c3', 'c3-w-2');
+    const quota = await f.until('the quota refusal to be reported', async () => {
+      const o = await f.store.get<OpenStackMachineObject>(CapiTypes.OpenStackMachine, f.projectId, 'c3-w-2');
+      const c = o?.status.conditions?.find((x) => x.type === 'Ready');
+      return c?.reason === 'Failed' ? c : undefined;
+    });
+    assert.match(quota.message ?? '', /quota/i);
+    // Nothing half-made is left once the machines go: no orphan ports.
+    await f.store.delete(CapiTypes.Machine, f.projectId, 'c3-w-1');
+    await f.store.delete(CapiTypes.Machine, f.projectId, 'c3-w-2');
+    await f.store.delete(CapiTypes.Cluster, f.projectId, 'c3');
+    await f.until('the cloud to be empty', async () =>
+      Object.keys(await kinds(f)).length === 0 ? true : undefined,
+    );
+  } finally {
+    await f.close();
+  }
+});
