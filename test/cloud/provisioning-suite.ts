@@ -4,6 +4,7 @@ import { generateKeyPairSync, randomBytes } from 'node:crypto';
 import {
   CloudError,
   createCloudClients,
+  createCloudLookup,
   deleteIgnoringNotFound,
   isNotFound,
   type CloudClients,
@@ -16,6 +17,7 @@ import {
   type Session,
   type Subnet,
 } from '../../src/cloud/index.ts';
+import type { AuthContext } from '../../src/domain/index.ts';
 
 /**
  * The provisioning calls a Cluster API infrastructure controller makes, end to end, written
@@ -462,6 +464,36 @@ export function provisioningSuite(name: string, start: () => Promise<SuiteTarget
         (await c.volume.listVolumes({ name: `${run}-root` })).map((v) => v.id),
         [volume.id],
       );
+    });
+
+    void test('resolves images, flavors, keypairs, networks and zones as the caller sees them (CloudLookup)', async () => {
+      const session = target.session;
+      const projectId = await session.projectId();
+      const auth: AuthContext = {
+        token: await session.token(),
+        userId: (await session.userId()) ?? '',
+        userName: '',
+        userDomainId: 'default',
+        roles: ['member'],
+        isServiceAccount: false,
+        isAdmin: false,
+        expiresAt: '',
+        methods: ['password'],
+        ...(projectId ? { projectId } : {}),
+      };
+      const lookup = createCloudLookup({ sessionFor: (a) => session.forToken(a.token, a.projectId) });
+      const image = await lookup.findImage(auth, s.image!.name);
+      assert.ok(image && image !== 'ambiguous');
+      assert.equal(image.osDistro, target.osDistro);
+      const flavor = await lookup.findFlavor(auth, target.flavor);
+      assert.ok(flavor && flavor !== 'ambiguous' && flavor.id === s.flavorId);
+      assert.equal((await lookup.findKeypair(auth, s.keypair!))?.name, s.keypair);
+      assert.equal(await lookup.findKeypair(auth, `${run}-no-such-key`), undefined);
+      const external = await lookup.findNetwork(auth, target.externalNetwork);
+      assert.ok(external && external !== 'ambiguous' && external.external);
+      const subnet = await lookup.findSubnet(auth, s.subnet!.id);
+      assert.ok(subnet && subnet !== 'ambiguous' && subnet.cidr === '10.6.0.0/24');
+      assert.ok((await lookup.availabilityZones(auth)).includes(target.availabilityZone));
     });
 
     void test('a volume beyond the project quota is refused as a quota error', async () => {
