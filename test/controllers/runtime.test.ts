@@ -575,6 +575,40 @@ describe('controller runtime: lifecycle', () => {
   });
 });
 
+describe('controller runtime: MService ids', () => {
+  test('two hosts that pick the same id at the same moment end with distinct ids', async () => {
+    const store = memoryStore();
+    const clock = new ManualClock();
+    // Another host's first heartbeat lands between this host's id choice and its create.
+    let raced = false;
+    const racing = new Proxy(store, {
+      get(target, prop) {
+        if (prop === 'create') {
+          return async (obj: NewObject<{ id?: number }>) => {
+            if (obj.kind === 'MService' && !raced) {
+              raced = true;
+              await target.create({
+                ...obj,
+                metadata: { name: 'rival.magnetar-conductor', namespace: '' },
+                spec: { ...obj.spec, host: 'rival' },
+              });
+            }
+            return target.create(obj);
+          };
+        }
+        const value: unknown = Reflect.get(target, prop, target);
+        return typeof value === 'function' ? (value as (...a: unknown[]) => unknown).bind(target) : value;
+      },
+    });
+    const m = manager(racing, clock, { host: 'node-1', serviceHeartbeatMs: 10_000 });
+    await m.start();
+    assert.ok(raced);
+    const all = (await store.list<MServiceObject>(MagnumTypes.MService)).items;
+    const ids = Object.fromEntries(all.map((s) => [s.spec.host, s.spec.id]));
+    assert.deepEqual(ids, { rival: 1, 'node-1': 2 });
+  });
+});
+
 /**
  * Two managers (two processes, as far as the store can tell) on one store: each key is
  * reconciled by exactly one of them; a manager that dies without releasing its leases has its

@@ -65,12 +65,31 @@ export class ServiceHeartbeat {
       disabledReason: null,
     };
     const status: MServiceStatus = { reportCount: 1, lastSeen };
-    await this.store.create<MServiceObject>({
+    const created = await this.store.create<MServiceObject>({
       apiVersion: MAGNUM_API_VERSION,
       kind: 'MService',
       metadata: { name: this.name, namespace: '' },
       spec,
       status,
     });
+    await this.resolveIdClash(created);
+  }
+
+  /**
+   * Two hosts starting at the same moment may both pick max + 1. The one created later (higher
+   * resourceVersion) moves to a fresh id, so ids stay unique without a lock.
+   */
+  private async resolveIdClash(mine: MServiceObject): Promise<void> {
+    const all = (await this.store.list<MServiceObject>(MagnumTypes.MService)).items;
+    const clash = all.some(
+      (s) =>
+        s.metadata.name !== mine.metadata.name &&
+        s.spec.id === mine.spec.id &&
+        Number(s.metadata.resourceVersion) < Number(mine.metadata.resourceVersion),
+    );
+    if (!clash) return;
+    const id = all.reduce((max, s) => Math.max(max, Number(s.spec.id) || 0), 0) + 1;
+    const current = all.find((s) => s.metadata.name === mine.metadata.name) ?? mine;
+    await this.store.update<MServiceObject>({ ...current, spec: { ...current.spec, id } });
   }
 }
