@@ -50,7 +50,9 @@ openstack client this includes failed deletes and quota commands), 2 usage error
 
 function packageVersion(): string {
   try {
-    const pkg = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version?: unknown };
+    const pkg = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as {
+      version?: unknown;
+    };
     return typeof pkg.version === 'string' ? pkg.version : 'unknown';
   } catch {
     return 'unknown';
@@ -146,7 +148,11 @@ export async function runCoe(argv: string[], io: CoeIo = {}): Promise<number> {
     return EXIT_OK;
   } catch (err) {
     if (err instanceof CommanderError) {
-      if (err.code === 'commander.help' || err.code === 'commander.helpDisplayed' || err.code === 'commander.version') {
+      if (
+        err.code === 'commander.help' ||
+        err.code === 'commander.helpDisplayed' ||
+        err.code === 'commander.version'
+      ) {
         return err.exitCode === 0 ? EXIT_OK : EXIT_USAGE;
       }
       stderr.write(usageLine(err, commandPath(program, args)));
@@ -158,7 +164,12 @@ export async function runCoe(argv: string[], io: CoeIo = {}): Promise<number> {
     }
     stderr.write(`coe: ${describeError(err)}\n`);
     const debug = program.opts<{ debug?: boolean }>().debug === true;
-    if (debug && err instanceof Error && !(err instanceof CommandFailedError) && !(err instanceof CloudConfigError)) {
+    if (
+      debug &&
+      err instanceof Error &&
+      !(err instanceof CommandFailedError) &&
+      !(err instanceof CloudConfigError)
+    ) {
       stderr.write(`${err.stack ?? ''}\n`);
     }
     return EXIT_FAILURE;

@@ -24,13 +24,21 @@ export interface KeyAndCsr {
 }
 
 /** Generate a key and a CSR for `CN=<cn>, O=<org>` (default: the cluster admin). */
-export async function generateKeyAndCsr(subject: { cn: string; o?: string } = { cn: 'admin', o: 'system:masters' }): Promise<KeyAndCsr> {
+export async function generateKeyAndCsr(
+  subject: { cn: string; o?: string } = { cn: 'admin', o: 'system:masters' },
+): Promise<KeyAndCsr> {
   const crypto = webcrypto as unknown as Crypto;
   const keys = await crypto.subtle.generateKey(RSA, true, ['sign', 'verify']);
   const name: x509.JsonName = [{ CN: [subject.cn] }];
   if (subject.o !== undefined) name.push({ O: [subject.o] });
-  const csr = await x509.Pkcs10CertificateRequestGenerator.create({ name, keys, signingAlgorithm: RSA }, crypto);
+  const csr = await x509.Pkcs10CertificateRequestGenerator.create(
+    { name, keys, signingAlgorithm: RSA },
+    crypto,
+  );
   const pkcs8 = Buffer.from(await crypto.subtle.exportKey('pkcs8', keys.privateKey));
-  const key = createPrivateKey({ key: pkcs8, format: 'der', type: 'pkcs8' }).export({ type: 'pkcs1', format: 'pem' });
+  const key = createPrivateKey({ key: pkcs8, format: 'der', type: 'pkcs8' }).export({
+    type: 'pkcs1',
+    format: 'pem',
+  });
   return { key: key.toString(), csr: csr.toString('pem') };
 }

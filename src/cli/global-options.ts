@@ -27,7 +27,11 @@ const opt = (name: string, env: string, help: string): GlobalOption => ({
 /** Connection options and the variables they set. */
 export const GLOBAL_OPTIONS: readonly GlobalOption[] = [
   opt('cloud', 'OS_CLOUD', 'cloud name in clouds.yaml (env: OS_CLOUD)'),
-  opt('auth-type', 'OS_AUTH_TYPE', 'authentication type: password, v3password, token, v3token, admin_token, none, v3applicationcredential (env: OS_AUTH_TYPE)'),
+  opt(
+    'auth-type',
+    'OS_AUTH_TYPE',
+    'authentication type: password, v3password, token, v3token, admin_token, none, v3applicationcredential (env: OS_AUTH_TYPE)',
+  ),
   opt('auth-url', 'OS_AUTH_URL', 'identity service URL (env: OS_AUTH_URL)'),
   opt('username', 'OS_USERNAME', 'user name (env: OS_USERNAME)'),
   opt('user-id', 'OS_USER_ID', 'user id (env: OS_USER_ID)'),
@@ -38,12 +42,28 @@ export const GLOBAL_OPTIONS: readonly GlobalOption[] = [
   opt('user-domain-id', 'OS_USER_DOMAIN_ID', "user's domain id (env: OS_USER_DOMAIN_ID)"),
   opt('project-domain-name', 'OS_PROJECT_DOMAIN_NAME', "project's domain name (env: OS_PROJECT_DOMAIN_NAME)"),
   opt('project-domain-id', 'OS_PROJECT_DOMAIN_ID', "project's domain id (env: OS_PROJECT_DOMAIN_ID)"),
-  opt('application-credential-id', 'OS_APPLICATION_CREDENTIAL_ID', 'application credential id (env: OS_APPLICATION_CREDENTIAL_ID)'),
-  opt('application-credential-secret', 'OS_APPLICATION_CREDENTIAL_SECRET', 'application credential secret (env: OS_APPLICATION_CREDENTIAL_SECRET)'),
+  opt(
+    'application-credential-id',
+    'OS_APPLICATION_CREDENTIAL_ID',
+    'application credential id (env: OS_APPLICATION_CREDENTIAL_ID)',
+  ),
+  opt(
+    'application-credential-secret',
+    'OS_APPLICATION_CREDENTIAL_SECRET',
+    'application credential secret (env: OS_APPLICATION_CREDENTIAL_SECRET)',
+  ),
   opt('token', 'OS_TOKEN', 'token, for token auth or with --os-endpoint (env: OS_TOKEN)'),
-  opt('endpoint', 'OS_ENDPOINT', 'Magnum API endpoint ending in /v1, skipping the catalog (env: OS_ENDPOINT)'),
+  opt(
+    'endpoint',
+    'OS_ENDPOINT',
+    'Magnum API endpoint ending in /v1, skipping the catalog (env: OS_ENDPOINT)',
+  ),
   opt('region-name', 'OS_REGION_NAME', 'region of the endpoint (env: OS_REGION_NAME)'),
-  opt('interface', 'OS_INTERFACE', 'endpoint interface: public, internal or admin (env: OS_INTERFACE, default public)'),
+  opt(
+    'interface',
+    'OS_INTERFACE',
+    'endpoint interface: public, internal or admin (env: OS_INTERFACE, default public)',
+  ),
   opt('cacert', 'OS_CACERT', 'CA bundle to verify TLS servers (env: OS_CACERT)'),
 ];
 
@@ -51,7 +71,11 @@ export const GLOBAL_OPTIONS: readonly GlobalOption[] = [
 export function addGlobalOptions(program: Command): Command {
   const group = 'Connection options (as in the openstack client):';
   for (const o of GLOBAL_OPTIONS) program.addOption(new Option(o.flag, o.help).helpGroup(group));
-  program.addOption(new Option('--insecure', 'do not verify TLS certificates of the servers (env: OS_INSECURE)').helpGroup(group));
+  program.addOption(
+    new Option('--insecure', 'do not verify TLS certificates of the servers (env: OS_INSECURE)').helpGroup(
+      group,
+    ),
+  );
   return program;
 }
 

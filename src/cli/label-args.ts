@@ -31,8 +31,7 @@ export function parseLabels(values: readonly string[] | undefined): Record<strin
 
 /** A JSON-Patch operation as Magnum's PATCH endpoints take it. */
 export type PatchOp =
-  | { op: 'add' | 'replace'; path: string; value: unknown }
-  | { op: 'remove'; path: string };
+  { op: 'add' | 'replace'; path: string; value: unknown } | { op: 'remove'; path: string };
 
 /** The operations the update commands accept. */
 export type PatchVerb = PatchOp['op'];

@@ -124,7 +124,10 @@ export class MagnumClient {
       ...extra,
     };
     const hasQuery = Object.values(q).some((v) => v !== undefined);
-    const first = read(await this.call('GET', hasQuery && trailingSlash ? `${path}/` : path, { query: q }), `GET ${path}`);
+    const first = read(
+      await this.call('GET', hasQuery && trailingSlash ? `${path}/` : path, { query: q }),
+      `GET ${path}`,
+    );
     const items = [...first.items];
     if (query.limit === undefined) return items;
     let next = first.next;
@@ -143,14 +146,26 @@ export class MagnumClient {
     return this.list('/clustertemplates', 'clustertemplates', TemplateWire, query);
   }
   async getTemplate(ident: string): Promise<TemplateObject> {
-    return check(TemplateWire, await this.call('GET', `/clustertemplates/${seg(ident)}`), 'a cluster template');
+    return check(
+      TemplateWire,
+      await this.call('GET', `/clustertemplates/${seg(ident)}`),
+      'a cluster template',
+    );
   }
   async createTemplate(body: WireObject): Promise<TemplateObject> {
-    return check(TemplateWire, await this.call('POST', '/clustertemplates', { body }), 'a created cluster template');
+    return check(
+      TemplateWire,
+      await this.call('POST', '/clustertemplates', { body }),
+      'a created cluster template',
+    );
   }
   async updateTemplate(ident: string, patch: PatchOp[]): Promise<TemplateObject> {
     const path = `/clustertemplates/${seg(ident)}`;
-    return check(TemplateWire, await this.call('PATCH', path, { body: patch }), 'an updated cluster template');
+    return check(
+      TemplateWire,
+      await this.call('PATCH', path, { body: patch }),
+      'an updated cluster template',
+    );
   }
   async deleteTemplate(ident: string): Promise<void> {
     await this.call('DELETE', `/clustertemplates/${seg(ident)}`);
@@ -205,12 +220,18 @@ export class MagnumClient {
   // --- certificates ---
   /** The cluster CA's PEM (null when the server sent none). */
   async getCa(clusterUuid: string): Promise<string | null> {
-    return check(CertificateWire, await this.call('GET', `/certificates/${seg(clusterUuid)}`), 'a certificate').pem ?? null;
+    return (
+      check(CertificateWire, await this.call('GET', `/certificates/${seg(clusterUuid)}`), 'a certificate')
+        .pem ?? null
+    );
   }
   /** Sign a PEM CSR with the cluster CA; returns the certificate PEM (null when none was sent). */
   async signCsr(clusterUuid: string, csr: string): Promise<string | null> {
     const body = { cluster_uuid: clusterUuid, csr };
-    return check(CertificateWire, await this.call('POST', '/certificates', { body }), 'a signed certificate').pem ?? null;
+    return (
+      check(CertificateWire, await this.call('POST', '/certificates', { body }), 'a signed certificate')
+        .pem ?? null
+    );
   }
   async rotateCa(clusterUuid: string): Promise<void> {
     await this.call('PATCH', `/certificates/${seg(clusterUuid)}`);
@@ -218,14 +239,25 @@ export class MagnumClient {
 
   // --- services, stats, quotas ---
   async listServices(): Promise<WireObject[]> {
-    const body = check(z.looseObject({ mservices: z.array(Loose) }), await this.call('GET', '/mservices'), 'services');
+    const body = check(
+      z.looseObject({ mservices: z.array(Loose) }),
+      await this.call('GET', '/mservices'),
+      'services',
+    );
     return body.mservices;
   }
   async stats(projectId: string): Promise<WireObject> {
     return check(Loose, await this.call('GET', '/stats', { query: { project_id: projectId } }), 'stats');
   }
   listQuotas(query: ListQuery = {}, allTenants = false): Promise<WireObject[]> {
-    return this.list('/quotas', 'quotas', Loose, query, { all_tenants: allTenants ? 'True' : undefined }, false);
+    return this.list(
+      '/quotas',
+      'quotas',
+      Loose,
+      query,
+      { all_tenants: allTenants ? 'True' : undefined },
+      false,
+    );
   }
   async getQuota(projectId: string, resource: string): Promise<WireObject> {
     return check(Loose, await this.call('GET', `/quotas/${seg(projectId)}/${seg(resource)}`), 'a quota');

@@ -23,7 +23,7 @@ export const OUTPUT_FORMATS: readonly OutputFormat[] = ['table', 'json', 'yaml',
 export interface OutputOptions {
   /** @default 'table' */
   format?: OutputFormat;
-  /** Columns to print, in this order. @default all */
+  /** Columns to print (in the command's order, as the openstack client does). @default all */
   column?: string[];
   /** JSON without indentation. @default false */
   noindent?: boolean;
@@ -43,12 +43,15 @@ export interface CellStyle {
 export function addOutputOptions(cmd: Command): Command {
   return cmd
     .addOption(
-      new Option('-f, --format <format>', 'output format').choices(OUTPUT_FORMATS as OutputFormat[]).default('table'),
+      new Option('-f, --format <format>', 'output format')
+        .choices(OUTPUT_FORMATS as OutputFormat[])
+        .default('table'),
     )
     .addOption(
-      new Option('-c, --column <column>', 'print only this column (repeat to print several, in that order)').argParser(
-        collect,
-      ),
+      new Option(
+        '-c, --column <column>',
+        "print only this column (repeatable; columns keep the command's order)",
+      ).argParser(collect),
     )
     .option('--noindent', 'print JSON on one line');
 }
@@ -58,13 +61,14 @@ export function collect(value: string, previous: string[] | undefined): string[]
   return [...(previous ?? []), value];
 }
 
+// Like the openstack client, -c selects columns but keeps the command's order, so scripts
+// written for `openstack coe ... -f value -c a -c b` read the same fields from `coe`.
 function pickColumns(all: readonly string[], wanted: readonly string[] | undefined): number[] {
   if (!wanted || wanted.length === 0) return all.map((_, i) => i);
-  return wanted.map((c) => {
-    const i = all.indexOf(c);
-    if (i < 0) throw new UsageError(`unknown column '${c}'; columns are: ${all.join(', ')}`);
-    return i;
-  });
+  for (const c of wanted) {
+    if (!all.includes(c)) throw new UsageError(`unknown column '${c}'; columns are: ${all.join(', ')}`);
+  }
+  return all.flatMap((c, i) => (wanted.includes(c) ? [i] : []));
 }
 
 function cell(value: unknown, style: CellStyle): string {
@@ -77,8 +81,9 @@ function jsonValue(value: unknown): unknown {
 }
 
 // Like the openstack client's PyYAML output: YAML 1.1 quoting (timestamps, 'yes', 'true' stay
-// strings for 1.1 readers), single quotes, sorted keys inside values and list items.
-const YAML_OPTIONS = { version: '1.1', singleQuote: true, sortMapEntries: true } as const;
+// strings for 1.1 readers), single quotes, sorted keys inside values and list items, and
+// sequences in mappings not indented.
+const YAML_OPTIONS = { version: '1.1', singleQuote: true, sortMapEntries: true, indentSeq: false } as const;
 
 function yaml(data: unknown): string {
   return toYaml(data, YAML_OPTIONS);
@@ -104,8 +109,16 @@ export function emitList(
     case 'table': {
       if (picked.length === 0) return;
       const first = picked[0]!;
-      const align: Align[] = first.map((v) => ((style.alignNumbers ?? true) && typeof v === 'number' ? 'r' : 'l'));
-      out.write(renderTable(names, picked.map((r) => r.map((v) => cell(v, style))), align));
+      const align: Align[] = first.map((v) =>
+        (style.alignNumbers ?? true) && typeof v === 'number' ? 'r' : 'l',
+      );
+      out.write(
+        renderTable(
+          names,
+          picked.map((r) => r.map((v) => cell(v, style))),
+          align,
+        ),
+      );
       return;
     }
     case 'value':
@@ -134,7 +147,12 @@ export function emitShow(
   const format = options.format ?? 'table';
   switch (format) {
     case 'table':
-      out.write(renderTable(style.showHeaders ?? ['Field', 'Value'], names.map((n, i) => [n, cell(picked[i], style)])));
+      out.write(
+        renderTable(
+          style.showHeaders ?? ['Field', 'Value'],
+          names.map((n, i) => [n, cell(picked[i], style)]),
+        ),
+      );
       return;
     case 'value':
       for (const v of picked) out.write(`${cell(v, style)}\n`);
@@ -157,5 +175,11 @@ export function emitObject(
   style: CellStyle = {},
   fields: readonly string[] = Object.keys(obj),
 ): void {
-  emitShow(out, fields, fields.map((f) => obj[f]), options, style);
+  emitShow(
+    out,
+    fields,
+    fields.map((f) => obj[f]),
+    options,
+    style,
+  );
 }

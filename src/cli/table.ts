@@ -8,7 +8,11 @@
 export type Align = 'l' | 'r';
 
 /** Render a grid; `align[i]` defaults to left. Every line ends with a newline. */
-export function renderTable(headers: readonly string[], rows: readonly (readonly string[])[], align: readonly Align[] = []): string {
+export function renderTable(
+  headers: readonly string[],
+  rows: readonly (readonly string[])[],
+  align: readonly Align[] = [],
+): string {
   const split = (cell: string) => cell.replace(/\r\n/g, '\n').replace(/\r/g, ' ').split('\n');
   const widths = headers.map((h, i) =>
     Math.max(displayWidth(h), ...rows.flatMap((r) => split(r[i] ?? '').map(displayWidth))),

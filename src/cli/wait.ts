@@ -74,16 +74,21 @@ type Verdict = { done: false } | { done: true; ok: boolean; text: string };
 
 function judge(action: AwaitedAction, seen: Observed | null, staleCount: number): Verdict {
   if (seen === null) {
-    return action === 'DELETE' ? { done: true, ok: true, text: 'deleted' } : { done: true, ok: false, text: 'disappeared' };
+    return action === 'DELETE'
+      ? { done: true, ok: true, text: 'deleted' }
+      : { done: true, ok: false, text: 'disappeared' };
   }
   const { status } = seen;
   if (status.endsWith('_FAILED')) return { done: true, ok: false, text: status };
-  if (action === 'DELETE') return status === 'DELETE_COMPLETE' ? { done: true, ok: true, text: 'deleted' } : { done: false };
+  if (action === 'DELETE')
+    return status === 'DELETE_COMPLETE' ? { done: true, ok: true, text: 'deleted' } : { done: false };
   if (!status.endsWith('_COMPLETE')) return { done: false };
   if (status.startsWith(`${action}_`) || (action === 'UPDATE' && status.startsWith('ROLLBACK_'))) {
     return { done: true, ok: true, text: status };
   }
-  return staleCount >= STALE_POLLS ? { done: true, ok: true, text: `${status} (unchanged)` } : { done: false };
+  return staleCount >= STALE_POLLS
+    ? { done: true, ok: true, text: `${status} (unchanged)` }
+    : { done: false };
 }
 
 /** `1m05s`, `2h03m`, `42s`. */
@@ -137,10 +142,14 @@ export async function waitFor(ctx: CoeContext, target: WaitTarget, options: Wait
     const changed = last === undefined || seen?.status !== last?.status || seen?.reason !== last?.reason;
     if (changed && seen !== null) {
       clearLine();
-      warn(ctx, `[${formatElapsed(elapsed)}] ${target.label}: ${seen.status}${seen.reason ? ` - ${seen.reason}` : ''}`);
+      warn(
+        ctx,
+        `[${formatElapsed(elapsed)}] ${target.label}: ${seen.status}${seen.reason ? ` - ${seen.reason}` : ''}`,
+      );
     }
     last = seen;
-    staleCount = seen?.status.endsWith('_COMPLETE') && !seen.status.startsWith(`${target.action}_`) ? staleCount + 1 : 0;
+    staleCount =
+      seen?.status.endsWith('_COMPLETE') && !seen.status.startsWith(`${target.action}_`) ? staleCount + 1 : 0;
     const verdict = judge(target.action, seen, staleCount);
     if (verdict.done) {
       clearLine();
@@ -171,12 +180,18 @@ async function sleepOrTimeout(
   const left = start + limitMs - ctx.clock.now();
   if (left <= 0) {
     const status = seen ? `; last status ${seen.status}` : '';
-    throw new CommandFailedError(`gave up waiting for ${target.label} after ${formatElapsed(limitMs)}${status}`);
+    throw new CommandFailedError(
+      `gave up waiting for ${target.label} after ${formatElapsed(limitMs)}${status}`,
+    );
   }
   await ctx.clock.sleep(Math.min(pollMs, left));
 }
 
 /** Wait for each target in turn (several deletes). */
-export async function waitForAll(ctx: CoeContext, targets: readonly WaitTarget[], options: WaitOptions): Promise<void> {
+export async function waitForAll(
+  ctx: CoeContext,
+  targets: readonly WaitTarget[],
+  options: WaitOptions,
+): Promise<void> {
   for (const t of targets) await waitFor(ctx, t, options);
 }

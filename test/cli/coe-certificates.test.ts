@@ -15,8 +15,21 @@ let uuid: string;
 before(async () => {
   f = await startFixture();
   const r = await f.coe([
-    'cluster', 'create', '--cluster-template', 'k8s-v1.32', '--master-count', '1', '--master-flavor', 'm1.medium',
-    '--node-count', '1', '--flavor', 'm1.medium', '--keypair', 'my-keypair', 'prod',
+    'cluster',
+    'create',
+    '--cluster-template',
+    'k8s-v1.32',
+    '--master-count',
+    '1',
+    '--master-flavor',
+    'm1.medium',
+    '--node-count',
+    '1',
+    '--flavor',
+    'm1.medium',
+    '--keypair',
+    'my-keypair',
+    'prod',
   ]);
   assert.equal(r.code, 0, r.stderr);
   uuid = /[0-9a-f-]{36}/.exec(r.stdout)![0];
@@ -39,7 +52,11 @@ function verifyChain(dir: string, caPem: string, certPem: string): void {
   if (which.status === 0) {
     writeFileSync(join(dir, 'verify-ca.pem'), caPem);
     writeFileSync(join(dir, 'verify-cert.pem'), certPem);
-    const r = spawnSync('openssl', ['verify', '-CAfile', join(dir, 'verify-ca.pem'), join(dir, 'verify-cert.pem')], { encoding: 'utf8' });
+    const r = spawnSync(
+      'openssl',
+      ['verify', '-CAfile', join(dir, 'verify-ca.pem'), join(dir, 'verify-cert.pem')],
+      { encoding: 'utf8' },
+    );
     assert.equal(r.status, 0, r.stderr + r.stdout);
     assert.match(r.stdout, /: OK/);
   }
@@ -69,7 +86,10 @@ test('cluster config creates the directory and writes a kubeconfig whose certifi
   const cert = new X509Certificate(certPem);
   assert.match(cert.subject, /CN=admin/);
   assert.match(cert.subject, /O=system:masters/);
-  assert.ok(cert.checkPrivateKey((await import('node:crypto')).createPrivateKey(keyPem)), 'key matches the certificate');
+  assert.ok(
+    cert.checkPrivateKey((await import('node:crypto')).createPrivateKey(keyPem)),
+    'key matches the certificate',
+  );
   // The CA in the kubeconfig is the one `ca show` prints.
   const shown = await f.coe(['ca', 'show', 'prod']);
   assert.equal(shown.stdout.trim(), caPem.trim());
@@ -93,8 +113,13 @@ test('cluster config --output-certs also writes key, cert and CA files; --dir is
   const r = await f.coe(['cluster', 'config', 'prod', '--dir', 'certs', '--output-certs'], { cwd });
   assert.equal(r.code, 0, r.stderr);
   assert.equal(r.stdout, `export KUBECONFIG=${join(cwd, 'certs', 'config')}\n`);
-  for (const name of ['key.pem', 'cert.pem', 'ca.pem', 'config']) assert.ok(existsSync(join(cwd, 'certs', name)), name);
-  verifyChain(f.dataDir, readFileSync(join(cwd, 'certs', 'ca.pem'), 'utf8'), readFileSync(join(cwd, 'certs', 'cert.pem'), 'utf8'));
+  for (const name of ['key.pem', 'cert.pem', 'ca.pem', 'config'])
+    assert.ok(existsSync(join(cwd, 'certs', name)), name);
+  verifyChain(
+    f.dataDir,
+    readFileSync(join(cwd, 'certs', 'ca.pem'), 'utf8'),
+    readFileSync(join(cwd, 'certs', 'cert.pem'), 'utf8'),
+  );
 });
 
 test('cluster config prints setenv for csh users', async () => {
@@ -106,14 +131,30 @@ test('cluster config prints setenv for csh users', async () => {
 
 test('cluster config of a cluster without an API address yet is an error that says to wait', async () => {
   const r0 = await f.coe([
-    'cluster', 'create', '--cluster-template', 'k8s-v1.32', '--master-count', '1', '--master-flavor', 'm1.medium',
-    '--node-count', '1', '--flavor', 'm1.medium', '--keypair', 'my-keypair', 'young',
+    'cluster',
+    'create',
+    '--cluster-template',
+    'k8s-v1.32',
+    '--master-count',
+    '1',
+    '--master-flavor',
+    'm1.medium',
+    '--node-count',
+    '1',
+    '--flavor',
+    'm1.medium',
+    '--keypair',
+    'my-keypair',
+    'young',
   ]);
   assert.equal(r0.code, 0, r0.stderr);
   const dir = join(f.dataDir, 'kube', 'young');
   const r = await f.coe(['cluster', 'config', 'young', '--dir', dir]);
   assert.equal(r.code, 1);
-  assert.equal(r.stderr, 'coe: cluster young has no API address yet (status CREATE_IN_PROGRESS); try again when it is CREATE_COMPLETE\n');
+  assert.equal(
+    r.stderr,
+    'coe: cluster young has no API address yet (status CREATE_IN_PROGRESS); try again when it is CREATE_COMPLETE\n',
+  );
   assert.ok(!existsSync(join(dir, 'config')));
   await f.completeAll();
 });
@@ -140,7 +181,10 @@ test('ca rotate --wait replaces the CA: old certificates no longer verify', asyn
   const clock = new ManualClock();
   const run = f.start(['ca', 'rotate', 'prod', '--wait'], { clock });
   await run.stderr.until(/cluster prod: UPDATE_IN_PROGRESS/);
-  assert.equal(run.stdout.text, `Request to rotate the CA certificate for cluster ${uuid} has been accepted.\n`);
+  assert.equal(
+    run.stdout.text,
+    `Request to rotate the CA certificate for cluster ${uuid} has been accepted.\n`,
+  );
   await f.completeAll();
   assert.equal(await driveClock(clock, run, 5000), 0, run.stderr.text);
   const newCa = (await f.coe(['ca', 'show', 'prod'])).stdout;

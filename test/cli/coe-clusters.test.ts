@@ -11,8 +11,20 @@ after(() => f.close());
 
 const UUID = /[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}/;
 const GUIDE_CREATE = [
-  'cluster', 'create', '--cluster-template', 'k8s-v1.32', '--master-count', '3', '--master-flavor', 'm1.medium',
-  '--node-count', '3', '--flavor', 'm1.medium', '--keypair', 'my-keypair',
+  'cluster',
+  'create',
+  '--cluster-template',
+  'k8s-v1.32',
+  '--master-count',
+  '3',
+  '--master-flavor',
+  'm1.medium',
+  '--node-count',
+  '3',
+  '--flavor',
+  'm1.medium',
+  '--keypair',
+  'my-keypair',
 ];
 
 async function createComplete(name: string, extra: string[] = []): Promise<string> {
@@ -41,33 +53,57 @@ test('cluster list prints the openstack columns with right-aligned counts', asyn
   const r = await f.coe(['cluster', 'list']);
   assert.equal(r.code, 0, r.stderr);
   const lines = r.stdout.trimEnd().split('\n');
-  assert.match(lines[1]!, /^\| uuid +\| name +\| keypair +\| node_count \| master_count \| status +\| health_status \|$/);
+  assert.match(
+    lines[1]!,
+    /^\| uuid +\| name +\| keypair +\| node_count \| master_count \| status +\| health_status \|$/,
+  );
   assert.match(lines[3]!, /\| production-kubernetes \| my-keypair \| +3 \| +3 \| CREATE_COMPLETE +\|/);
 });
 
 test('cluster show prints the 33 fields in the openstack order; -c and -f value pick some', async () => {
   const r = await f.coe(['cluster', 'show', 'production-kubernetes']);
   assert.equal(r.code, 0, r.stderr);
-  const fields = r.stdout.split('\n').filter((l) => /^\| \w/.test(l)).map((l) => l.split('|')[1]!.trim());
+  const fields = r.stdout
+    .split('\n')
+    .filter((l) => /^\| \w/.test(l))
+    .map((l) => l.split('|')[1]!.trim());
   assert.equal(fields[0], 'Field');
   assert.deepEqual(fields.slice(1, 5), ['status', 'health_status', 'cluster_template_id', 'node_addresses']);
   assert.equal(fields.length, 34);
-  const v = await f.coe(['cluster', 'show', 'production-kubernetes', '-f', 'value', '-c', 'status', '-c', 'api_address']);
+  const v = await f.coe([
+    'cluster',
+    'show',
+    'production-kubernetes',
+    '-f',
+    'value',
+    '-c',
+    'status',
+    '-c',
+    'api_address',
+  ]);
   assert.equal(v.stdout, 'CREATE_COMPLETE\nhttps://10.0.0.5:6443\n');
 });
 
 test('cluster list -f json round-trips and agrees with cluster show', async () => {
-  const list = JSON.parse((await f.coe(['cluster', 'list', '-f', 'json'])).stdout) as Record<string, unknown>[];
+  const list = JSON.parse((await f.coe(['cluster', 'list', '-f', 'json'])).stdout) as Record<
+    string,
+    unknown
+  >[];
   assert.equal(list.length, 1);
-  const show = JSON.parse((await f.coe(['cluster', 'show', list[0]!.uuid as string, '-f', 'json'])).stdout) as Record<string, unknown>;
-  for (const k of ['uuid', 'name', 'keypair', 'node_count', 'master_count', 'status']) assert.deepEqual(list[0]![k], show[k], k);
+  const show = JSON.parse(
+    (await f.coe(['cluster', 'show', list[0]!.uuid as string, '-f', 'json'])).stdout,
+  ) as Record<string, unknown>;
+  for (const k of ['uuid', 'name', 'keypair', 'node_count', 'master_count', 'status'])
+    assert.deepEqual(list[0]![k], show[k], k);
 });
 
 test('cluster update replace node_count changes the default workers', async () => {
   const r = await f.coe(['cluster', 'update', 'production-kubernetes', 'replace', 'node_count=4']);
   assert.equal(r.code, 0, r.stderr);
   assert.equal(r.stdout, 'Request to update cluster production-kubernetes has been accepted.\n');
-  const c = JSON.parse((await f.coe(['cluster', 'show', 'production-kubernetes', '-f', 'json'])).stdout) as Record<string, unknown>;
+  const c = JSON.parse(
+    (await f.coe(['cluster', 'show', 'production-kubernetes', '-f', 'json'])).stdout,
+  ) as Record<string, unknown>;
   assert.equal(c.node_count, 4);
   assert.equal(c.status, 'UPDATE_IN_PROGRESS');
   await f.completeAll();
@@ -80,7 +116,14 @@ test('cluster update of a read-only property fails with the server reason', asyn
 });
 
 test('cluster resize of a named nodegroup is accepted and applied', async () => {
-  const ng = await f.coe(['nodegroup', 'create', '--node-count', '5', 'production-kubernetes', 'worker-group2']);
+  const ng = await f.coe([
+    'nodegroup',
+    'create',
+    '--node-count',
+    '5',
+    'production-kubernetes',
+    'worker-group2',
+  ]);
   assert.equal(ng.code, 0, ng.stderr);
   await f.completeAll();
   const r = await f.coe(['cluster', 'resize', '--nodegroup', 'worker-group2', 'production-kubernetes', '7']);
@@ -98,11 +141,22 @@ test('resizing past the node group limit is refused with the operator policy rea
 });
 
 test('cluster upgrade moves the cluster to another template', async () => {
-  const r = await f.coe(['cluster', 'upgrade', 'production-kubernetes', 'k8s-v1.33', '--max-batch-size', '1']);
+  const r = await f.coe([
+    'cluster',
+    'upgrade',
+    'production-kubernetes',
+    'k8s-v1.33',
+    '--max-batch-size',
+    '1',
+  ]);
   assert.equal(r.code, 0, r.stderr);
   assert.equal(r.stdout, 'Request to upgrade cluster production-kubernetes has been accepted.\n');
-  const c = JSON.parse((await f.coe(['cluster', 'show', 'production-kubernetes', '-f', 'json'])).stdout) as Record<string, unknown>;
-  const t = JSON.parse((await f.coe(['cluster', 'template', 'show', 'k8s-v1.33', '-f', 'json'])).stdout) as Record<string, unknown>;
+  const c = JSON.parse(
+    (await f.coe(['cluster', 'show', 'production-kubernetes', '-f', 'json'])).stdout,
+  ) as Record<string, unknown>;
+  const t = JSON.parse(
+    (await f.coe(['cluster', 'template', 'show', 'k8s-v1.33', '-f', 'json'])).stdout,
+  ) as Record<string, unknown>;
   assert.equal(c.cluster_template_id, t.uuid);
   assert.equal(c.status, 'UPDATE_IN_PROGRESS');
   await f.completeAll();
@@ -111,7 +165,10 @@ test('cluster upgrade moves the cluster to another template', async () => {
 test('an unknown cluster is one error line, exit 1', async () => {
   const r = await f.coe(['cluster', 'show', 'nope']);
   assert.equal(r.code, 1);
-  assert.match(r.stderr, /^coe: Cluster nope could not be found \(HTTP 404\) \(Request-ID: req-[0-9a-f-]{36}\)\n$/);
+  assert.match(
+    r.stderr,
+    /^coe: Cluster nope could not be found \(HTTP 404\) \(Request-ID: req-[0-9a-f-]{36}\)\n$/,
+  );
 });
 
 test('create --wait shows progress on stderr and exits 0 at CREATE_COMPLETE', async () => {
@@ -123,7 +180,10 @@ test('create --wait shows progress on stderr and exits 0 at CREATE_COMPLETE', as
   assert.equal(await driveClock(clock, run, 5000), 0, run.stderr.text);
   assert.match(run.stdout.text, new RegExp(`^Request to create cluster ${UUID.source} accepted\n$`));
   assert.match(run.stderr.text, /^\[0s\] cluster waited: CREATE_IN_PROGRESS\n/);
-  assert.match(run.stderr.text, /\[\d+s\] cluster waited: CREATE_COMPLETE - Cluster is ready\ncluster waited: CREATE_COMPLETE after \d+s\n$/);
+  assert.match(
+    run.stderr.text,
+    /\[\d+s\] cluster waited: CREATE_COMPLETE - Cluster is ready\ncluster waited: CREATE_COMPLETE after \d+s\n$/,
+  );
 });
 
 test('create --wait exits 1 with the reason when the cluster fails', async () => {
@@ -133,14 +193,22 @@ test('create --wait exits 1 with the reason when the cluster fails', async () =>
   const uuid = UUID.exec(run.stdout.text)![0];
   await f.failCluster(uuid, 'Not enough quota for 3 servers of flavor m1.medium');
   assert.equal(await driveClock(clock, run, 5000), 1);
-  assert.match(run.stderr.text, /coe: cluster doomed ended CREATE_FAILED after \d+s: Not enough quota for 3 servers of flavor m1.medium\n$/);
+  assert.match(
+    run.stderr.text,
+    /coe: cluster doomed ended CREATE_FAILED after \d+s: Not enough quota for 3 servers of flavor m1.medium\n$/,
+  );
 });
 
 test('create --wait gives up after --timeout minutes', async () => {
   const clock = new ManualClock();
-  const run = f.start([...GUIDE_CREATE, 'slow', '--wait', '--timeout', '1', '--poll-interval', '20'], { clock });
+  const run = f.start([...GUIDE_CREATE, 'slow', '--wait', '--timeout', '1', '--poll-interval', '20'], {
+    clock,
+  });
   assert.equal(await driveClock(clock, run, 20_000), 1);
-  assert.match(run.stderr.text, /coe: gave up waiting for cluster slow after 1m00s; last status CREATE_IN_PROGRESS\n$/);
+  assert.match(
+    run.stderr.text,
+    /coe: gave up waiting for cluster slow after 1m00s; last status CREATE_IN_PROGRESS\n$/,
+  );
   await f.completeAll();
 });
 
@@ -175,6 +243,9 @@ test('delete of several clusters goes on past a failure and exits 1', async () =
   const r = await f.coe(['cluster', 'delete', 'nope', 'gone-3']);
   assert.equal(r.code, 1);
   assert.equal(r.stdout, 'Request to delete cluster gone-3 has been accepted.\n');
-  assert.match(r.stderr, /^coe: Delete for cluster nope failed: Cluster nope could not be found \(HTTP 404\)/);
+  assert.match(
+    r.stderr,
+    /^coe: Delete for cluster nope failed: Cluster nope could not be found \(HTTP 404\)/,
+  );
   await f.finishDeletes();
 });

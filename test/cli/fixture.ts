@@ -1,7 +1,13 @@
 import { join } from 'node:path';
 import { startMagnetar, type Magnetar } from '../../src/main.ts';
 import { testConfig } from '../../src/cli/load-config.ts';
-import { MagnumTypes, type ApiObject, type ManualClock, type MagnumClusterObject, type NodeGroupObject } from '../../src/domain/index.ts';
+import {
+  MagnumTypes,
+  type ApiObject,
+  type ManualClock,
+  type MagnumClusterObject,
+  type NodeGroupObject,
+} from '../../src/domain/index.ts';
 import { loadCloudConfig, Session } from '../../src/cloud/index.ts';
 import { runCoe, type CoeIo } from '../../src/cli/coe.ts';
 import { Capture, tempDir, type CoeRun } from './helpers.ts';
@@ -17,7 +23,10 @@ export interface CoeFixture {
   /** Environment selecting Magnetar's clouds.yaml (cloud chosen per call). */
   env(cloud?: string): NodeJS.ProcessEnv;
   /** Run `coe` in-process as the given cloud (default: the demo project's service account). */
-  coe(args: string[], options?: { cloud?: string; cwd?: string; clock?: ManualClock; env?: NodeJS.ProcessEnv }): Promise<CoeRun>;
+  coe(
+    args: string[],
+    options?: { cloud?: string; cwd?: string; clock?: ManualClock; env?: NodeJS.ProcessEnv },
+  ): Promise<CoeRun>;
   /** Start `coe` without waiting for it (for --wait). */
   start(args: string[], options?: { cloud?: string; clock?: ManualClock }): RunningCoe;
   /** Finish every pending create/update of Magnum clusters and nodegroups, as the driver would. */
@@ -46,7 +55,12 @@ export async function startFixture(): Promise<CoeFixture> {
     HOME: tmp.dir,
     SHELL: '/bin/bash',
   });
-  const io = (o: { cloud?: string; cwd?: string; clock?: ManualClock; env?: NodeJS.ProcessEnv }): Omit<CoeIo, 'stdout' | 'stderr'> => ({
+  const io = (o: {
+    cloud?: string;
+    cwd?: string;
+    clock?: ManualClock;
+    env?: NodeJS.ProcessEnv;
+  }): Omit<CoeIo, 'stdout' | 'stderr'> => ({
     env: { ...env(o.cloud), ...o.env },
     cwd: o.cwd ?? tmp.dir,
     ...(o.clock ? { clock: o.clock } : {}),
@@ -109,13 +123,20 @@ export async function startFixture(): Promise<CoeFixture> {
       if (!c) throw new Error(`no cluster ${uuid}`);
       await store.updateStatus({
         ...c,
-        status: { ...c.status, observedGeneration: c.metadata.generation, observedAction: c.spec.action, outcome: 'Failed', reason },
+        status: {
+          ...c.status,
+          observedGeneration: c.metadata.generation,
+          observedAction: c.spec.action,
+          outcome: 'Failed',
+          reason,
+        },
       });
     },
     async finishDeletes() {
       for (const type of [MagnumTypes.NodeGroup, MagnumTypes.Cluster]) {
         for (const o of (await store.list<ApiObject<unknown, unknown>>(type)).items) {
-          if (o.metadata.deletionTimestamp) await store.update({ ...o, metadata: { ...o.metadata, finalizers: [] } });
+          if (o.metadata.deletionTimestamp)
+            await store.update({ ...o, metadata: { ...o.metadata, finalizers: [] } });
         }
       }
     },
@@ -131,7 +152,12 @@ export async function startFixture(): Promise<CoeFixture> {
  * Drive a `--wait` run in virtual time: whenever the poller sleeps, move the clock by `stepMs`,
  * until the run ends.
  */
-export async function driveClock(clock: ManualClock, run: RunningCoe, stepMs: number, maxSteps = 100): Promise<number> {
+export async function driveClock(
+  clock: ManualClock,
+  run: RunningCoe,
+  stepMs: number,
+  maxSteps = 100,
+): Promise<number> {
   let settled = false;
   void run.done.finally(() => {
     settled = true;
@@ -145,5 +171,7 @@ export async function driveClock(clock: ManualClock, run: RunningCoe, stepMs: nu
 
 /** An authenticated session as one of Magnetar's clouds (for checks made around `coe`). */
 export function sessionFor(fixture: CoeFixture, cloud = 'magnetar-demo-sa'): Session {
-  return new Session(loadCloudConfig({ env: fixture.env(cloud), cwd: fixture.dataDir, home: fixture.dataDir }));
+  return new Session(
+    loadCloudConfig({ env: fixture.env(cloud), cwd: fixture.dataDir, home: fixture.dataDir }),
+  );
 }

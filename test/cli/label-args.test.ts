@@ -35,18 +35,24 @@ test('no --labels gives an empty map', () => {
 });
 
 test('a label without "=" is a usage error naming it', () => {
-  assert.throws(() => parseLabels(['a=1,b=2,oops']), (err: unknown) => err instanceof UsageError && /not oops/.test(err.message));
+  assert.throws(
+    () => parseLabels(['a=1,b=2,oops']),
+    (err: unknown) => err instanceof UsageError && /not oops/.test(err.message),
+  );
   assert.throws(() => parseLabels(['a=1', 'oops']), UsageError);
 });
 
 test('update values are JSON-decoded when they parse, strings otherwise', () => {
-  assert.deepEqual(argsToPatch('replace', ['node_count=4', 'docker_volume_size=20', 'public=true', 'name=x', '/keypair=k2']), [
-    { op: 'replace', path: '/node_count', value: 4 },
-    { op: 'replace', path: '/docker_volume_size', value: 20 },
-    { op: 'replace', path: '/public', value: true },
-    { op: 'replace', path: '/name', value: 'x' },
-    { op: 'replace', path: '/keypair', value: 'k2' },
-  ]);
+  assert.deepEqual(
+    argsToPatch('replace', ['node_count=4', 'docker_volume_size=20', 'public=true', 'name=x', '/keypair=k2']),
+    [
+      { op: 'replace', path: '/node_count', value: 4 },
+      { op: 'replace', path: '/docker_volume_size', value: 20 },
+      { op: 'replace', path: '/public', value: true },
+      { op: 'replace', path: '/name', value: 'x' },
+      { op: 'replace', path: '/keypair', value: 'k2' },
+    ],
+  );
 });
 
 test('label updates are sent as a Python dict literal, as Magnum parses them', () => {
@@ -70,7 +76,10 @@ test('add or replace without "=" is a usage error', () => {
 });
 
 test('Python repr matches what the openstack client prints', () => {
-  assert.equal(pyRepr({ a: "it's", b: 'say "hi"', c: 'both \' and "', d: 'tab\there' }), `{'a': "it's", 'b': 'say "hi"', 'c': 'both \\' and "', 'd': 'tab\\there'}`);
+  assert.equal(
+    pyRepr({ a: "it's", b: 'say "hi"', c: 'both \' and "', d: 'tab\there' }),
+    `{'a': "it's", 'b': 'say "hi"', 'c': 'both \\' and "', 'd': 'tab\\there'}`,
+  );
   assert.equal(pyRepr([1, 2.5, null, true, false, 'x']), "[1, 2.5, None, True, False, 'x']");
   assert.equal(pyRepr({}), '{}');
   assert.equal(pyRepr('back\\slash'), "'back\\\\slash'");

@@ -35,7 +35,12 @@ test('list tables look like the openstack client: grid, numbers right-aligned, P
 
 test('show tables have Field/Value rows and split multi-line values', () => {
   const text = capture((out) =>
-    emitShow(out, ['uuid', 'node_count', 'labels', 'status_reason', 'empty', 'flag'], ['u1', 3, { k: 'v' }, 'line1\nline2', '', true], {}),
+    emitShow(
+      out,
+      ['uuid', 'node_count', 'labels', 'status_reason', 'empty', 'flag'],
+      ['u1', 3, { k: 'v' }, 'line1\nline2', '', true],
+      {},
+    ),
   );
   assert.equal(
     text,
@@ -57,36 +62,65 @@ test('show tables have Field/Value rows and split multi-line values', () => {
 });
 
 test('an empty list prints nothing in table form and [] in JSON', () => {
-  assert.equal(capture((out) => emitList(out, COLUMNS, [], {})), '');
-  assert.equal(capture((out) => emitList(out, COLUMNS, [], { format: 'json' })), '[]\n');
+  assert.equal(
+    capture((out) => emitList(out, COLUMNS, [], {})),
+    '',
+  );
+  assert.equal(
+    capture((out) => emitList(out, COLUMNS, [], { format: 'json' })),
+    '[]\n',
+  );
 });
 
 test('-f json gives objects keyed by column with real JSON values', () => {
   const text = capture((out) => emitList(out, COLUMNS, ROWS, { format: 'json' }));
   assert.deepEqual(JSON.parse(text), [
-    { uuid: 'u1', name: 'a', node_count: 3, health_status: null, labels: { k: 'v', x: 'y' }, addr: ['1.2.3.4', '5.6.7.8'] },
+    {
+      uuid: 'u1',
+      name: 'a',
+      node_count: 3,
+      health_status: null,
+      labels: { k: 'v', x: 'y' },
+      addr: ['1.2.3.4', '5.6.7.8'],
+    },
     { uuid: 'u2', name: 'bbbbbbb', node_count: 12, health_status: 'HEALTHY', labels: {}, addr: [] },
   ]);
   assert.match(text, /^\[\n {2}\{/);
-  assert.equal(capture((out) => emitList(out, ['a'], [[1]], { format: 'json', noindent: true })), '[{"a":1}]\n');
+  assert.equal(
+    capture((out) => emitList(out, ['a'], [[1]], { format: 'json', noindent: true })),
+    '[{"a":1}]\n',
+  );
 });
 
 test('-f yaml parses back to the same data', () => {
-  const text = capture((out) => emitShow(out, ['uuid', 'labels', 'none'], ['u1', { k: 'v' }, null], { format: 'yaml' }));
+  const text = capture((out) =>
+    emitShow(out, ['uuid', 'labels', 'none'], ['u1', { k: 'v' }, null], { format: 'yaml' }),
+  );
   assert.deepEqual(parseYaml(text), { uuid: 'u1', labels: { k: 'v' }, none: null });
 });
 
 test('-f value prints bare values: one row per line for lists, one field per line for show', () => {
-  assert.equal(capture((out) => emitList(out, COLUMNS, ROWS, { format: 'value', column: ['uuid', 'name'] })), 'u1 a\nu2 bbbbbbb\n');
-  assert.equal(capture((out) => emitShow(out, ['a', 'b'], ['x', null], { format: 'value' })), 'x\nNone\n');
+  assert.equal(
+    capture((out) => emitList(out, COLUMNS, ROWS, { format: 'value', column: ['uuid', 'name'] })),
+    'u1 a\nu2 bbbbbbb\n',
+  );
+  assert.equal(
+    capture((out) => emitShow(out, ['a', 'b'], ['x', null], { format: 'value' })),
+    'x\nNone\n',
+  );
 });
 
-test('-c picks columns in the order given', () => {
+test("-c picks columns but keeps the command's order, like the openstack client", () => {
   const options: OutputOptions = { column: ['status', 'name'] };
-  const text = capture((out) => emitShow(out, ['name', 'uuid', 'status'], ['c1', 'u', 'CREATE_COMPLETE'], options));
+  const text = capture((out) =>
+    emitShow(out, ['name', 'uuid', 'status'], ['c1', 'u', 'CREATE_COMPLETE'], options),
+  );
   assert.deepEqual(
-    text.split('\n').filter((l) => l.startsWith('| ')).map((l) => l.split('|')[1]!.trim()),
-    ['Field', 'status', 'name'],
+    text
+      .split('\n')
+      .filter((l) => l.startsWith('| '))
+      .map((l) => l.split('|')[1]!.trim()),
+    ['Field', 'name', 'status'],
   );
 });
 
@@ -99,10 +133,16 @@ test('-c with an unknown column is a usage error listing the columns', () => {
 
 test('templates print null as "-" in tables but null in JSON', () => {
   const style = { none: '-' };
-  assert.match(capture((out) => emitShow(out, ['keypair_id'], [null], {}, style)), /\| keypair_id \| - +\|/);
-  assert.deepEqual(JSON.parse(capture((out) => emitShow(out, ['keypair_id'], [null], { format: 'json' }, style))), {
-    keypair_id: null,
-  });
+  assert.match(
+    capture((out) => emitShow(out, ['keypair_id'], [null], {}, style)),
+    /\| keypair_id \| - +\|/,
+  );
+  assert.deepEqual(
+    JSON.parse(capture((out) => emitShow(out, ['keypair_id'], [null], { format: 'json' }, style))),
+    {
+      keypair_id: null,
+    },
+  );
 });
 
 test('objects print every key as Property/Value rows', () => {
@@ -111,9 +151,15 @@ test('objects print every key as Property/Value rows', () => {
   );
   assert.equal(
     text,
-    ['+----------+-------+', '| Property | Value |', '+----------+-------+', '| clusters | 1     |', '| nodes    | 4     |', '+----------+-------+', ''].join(
-      '\n',
-    ),
+    [
+      '+----------+-------+',
+      '| Property | Value |',
+      '+----------+-------+',
+      '| clusters | 1     |',
+      '| nodes    | 4     |',
+      '+----------+-------+',
+      '',
+    ].join('\n'),
   );
 });
 

@@ -54,13 +54,21 @@ test('template create sends every key like the openstack client, unset ones as n
 });
 
 test('template create sends hidden, tags and floating_ip_enabled only when asked', () => {
-  const body = templateCreateBody('t', { ...templateDefaults, hidden: true, tags: ['a', 'b,a'], floatingIpDisabled: true });
+  const body = templateCreateBody('t', {
+    ...templateDefaults,
+    hidden: true,
+    tags: ['a', 'b,a'],
+    floatingIpDisabled: true,
+  });
   assert.equal(body.hidden, true);
   assert.equal(body.tags, 'a,b');
   assert.equal(body.floating_ip_enabled, false);
   const plain = templateCreateBody('t', templateDefaults);
   assert.ok(!('hidden' in plain) && !('tags' in plain) && !('floating_ip_enabled' in plain));
-  assert.throws(() => templateCreateBody('t', { ...templateDefaults, floatingIpEnabled: true, floatingIpDisabled: true }), UsageError);
+  assert.throws(
+    () => templateCreateBody('t', { ...templateDefaults, floatingIpEnabled: true, floatingIpDisabled: true }),
+    UsageError,
+  );
 });
 
 const clusterDefaults = { clusterTemplate: 'k8s-template', masterCount: 1, nodeCount: 1, timeout: 60 };
@@ -88,12 +96,24 @@ test('cluster create sends the user guide example exactly like the openstack cli
 });
 
 test('cluster create sends labels, merge_labels and master_lb_enabled only when given', () => {
-  const body = clusterCreateBody('c', { ...clusterDefaults, labels: ['a=1', 'b=2'], mergeLabels: true, masterLbEnabled: true });
+  const body = clusterCreateBody('c', {
+    ...clusterDefaults,
+    labels: ['a=1', 'b=2'],
+    mergeLabels: true,
+    masterLbEnabled: true,
+  });
   assert.deepEqual(body.labels, { a: '1', b: '2' });
   assert.equal(body.merge_labels, true);
   assert.equal(body.master_lb_enabled, true, '--master-lb-enabled means true (openstack 4.0.0 sends false)');
   const plain = clusterCreateBody('c', clusterDefaults);
-  for (const k of ['labels', 'merge_labels', 'master_lb_enabled', 'floating_ip_enabled', 'flavor_id', 'docker_volume_size']) {
+  for (const k of [
+    'labels',
+    'merge_labels',
+    'master_lb_enabled',
+    'floating_ip_enabled',
+    'flavor_id',
+    'docker_volume_size',
+  ]) {
     assert.ok(!(k in plain), `${k} is not sent unless given`);
   }
 });
@@ -103,12 +123,21 @@ test('cluster create refuses several masters without a load balancer before any 
     () => clusterCreateBody('c', { ...clusterDefaults, masterCount: 3, masterLbDisabled: true }),
     /Master node count can only be one/,
   );
-  assert.equal(clusterCreateBody('c', { ...clusterDefaults, masterLbDisabled: true }).master_lb_enabled, false);
+  assert.equal(
+    clusterCreateBody('c', { ...clusterDefaults, masterLbDisabled: true }).master_lb_enabled,
+    false,
+  );
 });
 
 test('resize sends nodegroup and nodes_to_remove only when given', () => {
-  assert.deepEqual(resizeBody(7, { nodegroup: 'worker-group2' }), { node_count: 7, nodegroup: 'worker-group2' });
-  assert.deepEqual(resizeBody(2, { nodesToRemove: ['a', 'b'] }), { node_count: 2, nodes_to_remove: ['a', 'b'] });
+  assert.deepEqual(resizeBody(7, { nodegroup: 'worker-group2' }), {
+    node_count: 7,
+    nodegroup: 'worker-group2',
+  });
+  assert.deepEqual(resizeBody(2, { nodesToRemove: ['a', 'b'] }), {
+    node_count: 2,
+    nodes_to_remove: ['a', 'b'],
+  });
   assert.deepEqual(resizeBody(2, {}), { node_count: 2 });
 });
 

@@ -20,7 +20,10 @@ function context(clock: ManualClock): { ctx: CoeContext; err: () => string } {
 }
 
 /** A target that reports the given observations in turn (the last one repeats). */
-function scripted(action: WaitTarget['action'], steps: (Observed | null | Error)[]): WaitTarget & { calls: number } {
+function scripted(
+  action: WaitTarget['action'],
+  steps: (Observed | null | Error)[],
+): WaitTarget & { calls: number } {
   const t = {
     label: 'cluster prod',
     action,
@@ -60,10 +63,15 @@ test('--wait polls until CREATE_COMPLETE and reports each change with the elapse
 test('--wait fails with the status reason when the cluster ends *_FAILED', async () => {
   const clock = new ManualClock();
   const { ctx } = context(clock);
-  const target = scripted('CREATE', [inProgress(), { status: 'CREATE_FAILED', reason: 'missing required field: keypair' }]);
+  const target = scripted('CREATE', [
+    inProgress(),
+    { status: 'CREATE_FAILED', reason: 'missing required field: keypair' },
+  ]);
   const done = assert.rejects(
     waitFor(ctx, target, { pollInterval: 5 }),
-    (e: unknown) => e instanceof CommandFailedError && /CREATE_FAILED after 5s: missing required field: keypair/.test(e.message),
+    (e: unknown) =>
+      e instanceof CommandFailedError &&
+      /CREATE_FAILED after 5s: missing required field: keypair/.test(e.message),
   );
   await clock.advance(5000);
   await done;
@@ -115,7 +123,12 @@ test('--wait gives up after --timeout minutes with the last status', async () =>
   const clock = new ManualClock();
   const { ctx } = context(clock);
   const done = waitFor(ctx, scripted('CREATE', [inProgress()]), { pollInterval: 30, timeout: 1 });
-  const check = assert.rejects(done, (e: unknown) => e instanceof CommandFailedError && /gave up waiting for cluster prod after 1m00s; last status CREATE_IN_PROGRESS/.test(e.message));
+  const check = assert.rejects(
+    done,
+    (e: unknown) =>
+      e instanceof CommandFailedError &&
+      /gave up waiting for cluster prod after 1m00s; last status CREATE_IN_PROGRESS/.test(e.message),
+  );
   await clock.advance(60_000);
   await check;
 });
@@ -123,7 +136,12 @@ test('--wait gives up after --timeout minutes with the last status', async () =>
 test('transient API failures while polling are reported and retried', async () => {
   const clock = new ManualClock();
   const { ctx, err } = context(clock);
-  const outage = new CloudError({ kind: 'transient', service: 'container-infra', cloudMessage: 'Service Unavailable', status: 503 });
+  const outage = new CloudError({
+    kind: 'transient',
+    service: 'container-infra',
+    cloudMessage: 'Service Unavailable',
+    status: 503,
+  });
   const target = scripted('CREATE', [inProgress(), outage, { status: 'CREATE_COMPLETE', reason: null }]);
   const done = waitFor(ctx, target, { pollInterval: 5 });
   await clock.advance(5000);
@@ -135,7 +153,12 @@ test('transient API failures while polling are reported and retried', async () =
 test('other API failures while polling end the wait', async () => {
   const clock = new ManualClock();
   const { ctx } = context(clock);
-  const denied = new CloudError({ kind: 'forbidden', service: 'container-infra', cloudMessage: 'Forbidden', status: 403 });
+  const denied = new CloudError({
+    kind: 'forbidden',
+    service: 'container-infra',
+    cloudMessage: 'Forbidden',
+    status: 403,
+  });
   await assert.rejects(waitFor(ctx, scripted('CREATE', [denied]), {}), CloudError);
 });
 

@@ -58,12 +58,18 @@ export function registerClusterConfigCommand(cluster: Command, ctx: CoeContext):
       const coe = typeof t.coe === 'string' ? t.coe : 'kubernetes';
       const kubernetes = coe === 'kubernetes';
       const swarm = coe === 'swarm' || coe === 'swarm-mode';
-      if (!kubernetes && !swarm) throw new CommandFailedError(`cluster ${name}: cannot configure a client for COE '${coe}'`);
+      if (!kubernetes && !swarm)
+        throw new CommandFailedError(`cluster ${name}: cannot configure a client for COE '${coe}'`);
       const tlsDisabled = t.tls_disabled === true;
-      refuseExisting([...(kubernetes ? [configPath] : []), ...(o.outputCerts && !tlsDisabled ? certPaths : [])], o.force);
+      refuseExisting(
+        [...(kubernetes ? [configPath] : []), ...(o.outputCerts && !tlsDisabled ? certPaths : [])],
+        o.force,
+      );
       if (!c.api_address) {
         const status = c.status ? ` (status ${c.status})` : '';
-        throw new CommandFailedError(`cluster ${name} has no API address yet${status}; try again when it is CREATE_COMPLETE`);
+        throw new CommandFailedError(
+          `cluster ${name} has no API address yet${status}; try again when it is CREATE_COMPLETE`,
+        );
       }
       await mkdir(dir, { recursive: true });
 
@@ -72,7 +78,8 @@ export function registerClusterConfigCommand(cluster: Command, ctx: CoeContext):
         const { key, csr } = await generateKeyAndCsr();
         const ca = await client.getCa(c.uuid);
         const cert = await client.signCsr(c.uuid, csr);
-        if (ca === null || cert === null) throw new CommandFailedError(`cluster ${name}: the server returned no certificate`);
+        if (ca === null || cert === null)
+          throw new CommandFailedError(`cluster ${name}: the server returned no certificate`);
         tls = { key, csr, ca, cert };
         if (o.outputCerts) {
           await writePrivate(certPaths[0]!, key);
@@ -94,7 +101,13 @@ export function registerClusterConfigCommand(cluster: Command, ctx: CoeContext):
         ? insecureKubeconfig({ clusterName: name, server })
         : o.useKeystone
           ? keystoneKubeconfig({ clusterName: name, server, caPem: tls.ca })
-          : certificateKubeconfig({ clusterName: name, server, caPem: tls.ca, certPem: tls.cert, keyPem: tls.key });
+          : certificateKubeconfig({
+              clusterName: name,
+              server,
+              caPem: tls.ca,
+              certPem: tls.cert,
+              keyPem: tls.key,
+            });
       await writePrivate(configPath, text);
       ctx.stdout.write(`${setenv('KUBECONFIG', configPath)}\n`);
     });

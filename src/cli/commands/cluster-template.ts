@@ -48,7 +48,13 @@ const DEPRECATED_STORAGE_DRIVERS = ['devicemapper', 'overlay'];
 
 /** Templates print null as `-` in tables, like the `openstack` client. */
 function showTemplate(ctx: CoeContext, t: TemplateObject, options: OutputOptions): void {
-  emitShow(ctx.stdout, TEMPLATE_FIELDS, TEMPLATE_FIELDS.map((f) => field(t, f)), options, { none: '-' });
+  emitShow(
+    ctx.stdout,
+    TEMPLATE_FIELDS,
+    TEMPLATE_FIELDS.map((f) => field(t, f)),
+    options,
+    { none: '-' },
+  );
 }
 
 interface CreateOptions extends OutputOptions {
@@ -150,7 +156,9 @@ export function registerTemplateCommands(cluster: Command, ctx: CoeContext): voi
       .option('--https-proxy <https-proxy>', 'https_proxy of the nodes')
       .option('--no-proxy <no-proxy>', 'no_proxy of the nodes')
       .addOption(
-        new Option('--labels <KEY1=VALUE1,KEY2=VALUE2;KEY3=VALUE3...>', 'labels; may be repeated').argParser(collect),
+        new Option('--labels <KEY1=VALUE1,KEY2=VALUE2;KEY3=VALUE3>', 'labels; may be repeated').argParser(
+          collect,
+        ),
       )
       .option('--tls-disabled', 'disable TLS in the cluster')
       .option('--public', 'make the cluster template public')
@@ -185,7 +193,12 @@ export function registerTemplateCommands(cluster: Command, ctx: CoeContext): voi
       const columns = [...LIST_COLUMNS, ...(o.fields ? o.fields.split(',').filter((f) => f !== '') : [])];
       const client = await ctx.client();
       const items = await client.listTemplates(listQuery(o));
-      emitList(ctx.stdout, columns, items.map((t) => columns.map((c) => field(t, c))), o);
+      emitList(
+        ctx.stdout,
+        columns,
+        items.map((t) => columns.map((c) => field(t, c))),
+        o,
+      );
     });
 
   addOutputOptions(
@@ -204,7 +217,10 @@ export function registerTemplateCommands(cluster: Command, ctx: CoeContext): voi
       .description('update a cluster template')
       .argument('<cluster-template>', 'name or UUID of the cluster template')
       .addArgument(new Argument('<op>', 'operation').choices(PATCH_VERBS as PatchVerb[]))
-      .argument('<path=value...>', 'attributes to add or replace (only the path for remove), e.g. labels=a=1,b=2'),
+      .argument(
+        '<path=value...>',
+        'attributes to add or replace (only the path for remove), e.g. labels=a=1,b=2',
+      ),
   ).action(async (ident: string, op: PatchVerb, attrs: string[], o: OutputOptions) => {
     const patch = argsToPatch(op, attrs);
     const client = await ctx.client();

@@ -5,7 +5,14 @@ import { argsToPatch, parseLabels, PATCH_VERBS, type PatchVerb } from '../label-
 import { parseInteger, parseNumber } from '../arg-parsers.ts';
 import { UsageError } from '../coe-errors.ts';
 import type { MagnumClient, WireObject } from '../magnum-client.ts';
-import { addWaitOptions, waitFor, waitForAll, type WaitOptions, type WaitTarget, type AwaitedAction } from '../wait.ts';
+import {
+  addWaitOptions,
+  waitFor,
+  waitForAll,
+  type WaitOptions,
+  type WaitTarget,
+  type AwaitedAction,
+} from '../wait.ts';
 import { addListOptions, field, forEachName, listQuery, type ListOptions } from './common.ts';
 import { registerClusterConfigCommand } from './cluster-config.ts';
 import { isNotFoundError } from '../describe-error.ts';
@@ -48,10 +55,23 @@ export const CLUSTER_FIELDS = [
 ] as const;
 
 /** Columns of `cluster list`. */
-export const CLUSTER_LIST_COLUMNS = ['uuid', 'name', 'keypair', 'node_count', 'master_count', 'status', 'health_status'];
+export const CLUSTER_LIST_COLUMNS = [
+  'uuid',
+  'name',
+  'keypair',
+  'node_count',
+  'master_count',
+  'status',
+  'health_status',
+];
 
 /** Poll a cluster by name or uuid. */
-export function clusterTarget(client: MagnumClient, ident: string, action: AwaitedAction, label = ident): WaitTarget {
+export function clusterTarget(
+  client: MagnumClient,
+  ident: string,
+  action: AwaitedAction,
+  label = ident,
+): WaitTarget {
   return {
     label: `cluster ${label}`,
     action,
@@ -120,14 +140,18 @@ export function clusterCreateBody(name: string, o: CreateOptions): WireObject {
   }
   if (o.masterLbEnabled) body.master_lb_enabled = true;
   if (o.masterLbDisabled) {
-    if (o.masterCount > 1) throw new UsageError('Master node count can only be one if master loadbalancer is disabled.');
+    if (o.masterCount > 1)
+      throw new UsageError('Master node count can only be one if master loadbalancer is disabled.');
     body.master_lb_enabled = false;
   }
   return body;
 }
 
 /** The POST body of `cluster resize`. */
-export function resizeBody(nodeCount: number, o: { nodesToRemove?: string[]; nodegroup?: string }): WireObject {
+export function resizeBody(
+  nodeCount: number,
+  o: { nodesToRemove?: string[]; nodegroup?: string },
+): WireObject {
   const body: WireObject = { node_count: nodeCount };
   if (o.nodesToRemove && o.nodesToRemove.length > 0) body.nodes_to_remove = o.nodesToRemove;
   if (o.nodegroup !== undefined) body.nodegroup = o.nodegroup;
@@ -151,7 +175,9 @@ export function registerClusterCommands(program: Command, ctx: CoeContext): Comm
         ),
       )
       .addOption(
-        new Option('--labels <KEY1=VALUE1,KEY2=VALUE2;KEY3=VALUE3...>', 'labels; may be repeated').argParser(collect),
+        new Option('--labels <KEY1=VALUE1,KEY2=VALUE2;KEY3=VALUE3>', 'labels; may be repeated').argParser(
+          collect,
+        ),
       )
       .option('--keypair <keypair>', 'name or UUID of the SSH keypair')
       .addOption(
@@ -192,7 +218,12 @@ export function registerClusterCommands(program: Command, ctx: CoeContext): Comm
     async (o: ListOptions & OutputOptions) => {
       const client = await ctx.client();
       const items = await client.listClusters(listQuery(o));
-      emitList(ctx.stdout, CLUSTER_LIST_COLUMNS, items.map((c) => CLUSTER_LIST_COLUMNS.map((k) => field(c, k))), o);
+      emitList(
+        ctx.stdout,
+        CLUSTER_LIST_COLUMNS,
+        items.map((c) => CLUSTER_LIST_COLUMNS.map((k) => field(c, k))),
+        o,
+      );
     },
   );
 
@@ -201,7 +232,12 @@ export function registerClusterCommands(program: Command, ctx: CoeContext): Comm
   ).action(async (ident: string, o: OutputOptions) => {
     const client = await ctx.client();
     const c = await client.getCluster(ident);
-    emitShow(ctx.stdout, CLUSTER_FIELDS, CLUSTER_FIELDS.map((f) => field(c, f)), o);
+    emitShow(
+      ctx.stdout,
+      CLUSTER_FIELDS,
+      CLUSTER_FIELDS.map((f) => field(c, f)),
+      o,
+    );
   });
 
   addWaitOptions(
@@ -255,17 +291,26 @@ export function registerClusterCommands(program: Command, ctx: CoeContext): Comm
       .argument('<cluster>', 'name or UUID of the cluster')
       .argument('<node-count>', 'desired node count', parseInteger('<node-count>', 0))
       .addOption(
-        new Option('--nodes-to-remove <server-uuid>', 'server ID of a node to remove; may be repeated').argParser(collect),
+        new Option(
+          '--nodes-to-remove <server-uuid>',
+          'server ID of a node to remove; may be repeated',
+        ).argParser(collect),
       )
       .option('--nodegroup <nodegroup>', 'name or UUID of the nodegroup'),
     'the resize is complete',
-  ).action(async (ident: string, nodeCount: number, o: WaitOptions & { nodesToRemove?: string[]; nodegroup?: string }) => {
-    const client = await ctx.client();
-    const c = await client.getCluster(ident);
-    await client.resizeCluster(c.uuid, resizeBody(nodeCount, o));
-    ctx.stdout.write(`Request to resize cluster ${ident} has been accepted.\n`);
-    if (o.wait) await waitFor(ctx, clusterTarget(client, c.uuid, 'UPDATE', ident), o);
-  });
+  ).action(
+    async (
+      ident: string,
+      nodeCount: number,
+      o: WaitOptions & { nodesToRemove?: string[]; nodegroup?: string },
+    ) => {
+      const client = await ctx.client();
+      const c = await client.getCluster(ident);
+      await client.resizeCluster(c.uuid, resizeBody(nodeCount, o));
+      ctx.stdout.write(`Request to resize cluster ${ident} has been accepted.\n`);
+      if (o.wait) await waitFor(ctx, clusterTarget(client, c.uuid, 'UPDATE', ident), o);
+    },
+  );
 
   addWaitOptions(
     cluster
@@ -280,15 +325,21 @@ export function registerClusterCommands(program: Command, ctx: CoeContext): Comm
       )
       .option('--nodegroup <nodegroup>', 'name or UUID of the nodegroup'),
     'the upgrade is complete',
-  ).action(async (ident: string, template: string, o: WaitOptions & { maxBatchSize: number; nodegroup?: string }) => {
-    const client = await ctx.client();
-    const c = await client.getCluster(ident);
-    const body: WireObject = { cluster_template: template, max_batch_size: o.maxBatchSize };
-    if (o.nodegroup !== undefined) body.nodegroup = o.nodegroup;
-    await client.upgradeCluster(c.uuid, body);
-    ctx.stdout.write(`Request to upgrade cluster ${ident} has been accepted.\n`);
-    if (o.wait) await waitFor(ctx, clusterTarget(client, c.uuid, 'UPDATE', ident), o);
-  });
+  ).action(
+    async (
+      ident: string,
+      template: string,
+      o: WaitOptions & { maxBatchSize: number; nodegroup?: string },
+    ) => {
+      const client = await ctx.client();
+      const c = await client.getCluster(ident);
+      const body: WireObject = { cluster_template: template, max_batch_size: o.maxBatchSize };
+      if (o.nodegroup !== undefined) body.nodegroup = o.nodegroup;
+      await client.upgradeCluster(c.uuid, body);
+      ctx.stdout.write(`Request to upgrade cluster ${ident} has been accepted.\n`);
+      if (o.wait) await waitFor(ctx, clusterTarget(client, c.uuid, 'UPDATE', ident), o);
+    },
+  );
 
   registerClusterConfigCommand(cluster, ctx);
   return cluster;

@@ -16,7 +16,11 @@ export interface ListOptions {
 /** Add the paging and sorting options of list commands. */
 export function addListOptions(cmd: Command, what: string): Command {
   return cmd
-    .addOption(new Option('--limit <limit>', `maximum number of ${what} to return`).argParser(parseInteger('--limit', 1)))
+    .addOption(
+      new Option('--limit <limit>', `maximum number of ${what} to return`).argParser(
+        parseInteger('--limit', 1),
+      ),
+    )
     .option('--sort-key <sort-key>', 'column to sort results by')
     .addOption(new Option('--sort-dir <sort-dir>', 'direction to sort').choices(['asc', 'desc']));
 }

@@ -4,7 +4,14 @@ import { addOutputOptions, collect, emitList, emitShow, type OutputOptions } fro
 import { argsToPatch, parseLabels, PATCH_VERBS, type PatchVerb } from '../label-args.ts';
 import { parseInteger } from '../arg-parsers.ts';
 import type { MagnumClient, WireObject } from '../magnum-client.ts';
-import { addWaitOptions, waitFor, waitForAll, type AwaitedAction, type WaitOptions, type WaitTarget } from '../wait.ts';
+import {
+  addWaitOptions,
+  waitFor,
+  waitForAll,
+  type AwaitedAction,
+  type WaitOptions,
+  type WaitTarget,
+} from '../wait.ts';
 import { isNotFoundError } from '../describe-error.ts';
 import { addListOptions, field, forEachName, listQuery, type ListOptions } from './common.ts';
 
@@ -33,10 +40,24 @@ export const NODEGROUP_FIELDS = [
 ] as const;
 
 /** Columns of `nodegroup list`. */
-export const NODEGROUP_LIST_COLUMNS = ['uuid', 'name', 'flavor_id', 'image_id', 'node_count', 'status', 'role'];
+export const NODEGROUP_LIST_COLUMNS = [
+  'uuid',
+  'name',
+  'flavor_id',
+  'image_id',
+  'node_count',
+  'status',
+  'role',
+];
 
 /** Poll a nodegroup. */
-export function nodeGroupTarget(client: MagnumClient, cluster: string, ng: string, action: AwaitedAction, label = ng): WaitTarget {
+export function nodeGroupTarget(
+  client: MagnumClient,
+  cluster: string,
+  ng: string,
+  action: AwaitedAction,
+  label = ng,
+): WaitTarget {
   return {
     label: `nodegroup ${label}`,
     action,
@@ -97,17 +118,24 @@ export function registerNodeGroupCommands(program: Command, ctx: CoeContext): vo
         ),
       )
       .addOption(
-        new Option('--labels <KEY1=VALUE1,KEY2=VALUE2;KEY3=VALUE3...>', 'labels, e.g. availability_zone=AZ-2; may be repeated').argParser(
-          collect,
-        ),
+        new Option(
+          '--labels <KEY1=VALUE1,KEY2=VALUE2;KEY3=VALUE3>',
+          'labels, e.g. availability_zone=AZ-2; may be repeated',
+        ).argParser(collect),
       )
       .addOption(
-        new Option('--node-count <node-count>', 'number of nodes').argParser(parseInteger('--node-count', 0)).default(1),
+        new Option('--node-count <node-count>', 'number of nodes')
+          .argParser(parseInteger('--node-count', 0))
+          .default(1),
       )
       .addOption(
-        new Option('--min-nodes <min-nodes>', 'minimum node count').argParser(parseInteger('--min-nodes', 0)).default(0),
+        new Option('--min-nodes <min-nodes>', 'minimum node count')
+          .argParser(parseInteger('--min-nodes', 0))
+          .default(0),
       )
-      .addOption(new Option('--max-nodes <max-nodes>', 'maximum node count').argParser(parseInteger('--max-nodes', 0)))
+      .addOption(
+        new Option('--max-nodes <max-nodes>', 'maximum node count').argParser(parseInteger('--max-nodes', 0)),
+      )
       .option('--role <role>', 'role of the nodegroup', 'worker')
       .option('--image <image>', 'name or UUID of the base image of the nodes')
       .option('--flavor <flavor>', 'flavor name or UUID of the nodes')
@@ -134,7 +162,12 @@ export function registerNodeGroupCommands(program: Command, ctx: CoeContext): vo
     .action(async (cluster: string, o: ListOptions & OutputOptions & { role?: string }) => {
       const client = await ctx.client();
       const items = await client.listNodeGroups(cluster, listQuery(o), o.role);
-      emitList(ctx.stdout, NODEGROUP_LIST_COLUMNS, items.map((n) => NODEGROUP_LIST_COLUMNS.map((k) => field(n, k))), o);
+      emitList(
+        ctx.stdout,
+        NODEGROUP_LIST_COLUMNS,
+        items.map((n) => NODEGROUP_LIST_COLUMNS.map((k) => field(n, k))),
+        o,
+      );
     });
 
   addOutputOptions(
@@ -146,7 +179,12 @@ export function registerNodeGroupCommands(program: Command, ctx: CoeContext): vo
   ).action(async (cluster: string, ng: string, o: OutputOptions) => {
     const client = await ctx.client();
     const n = await client.getNodeGroup(cluster, ng);
-    emitShow(ctx.stdout, NODEGROUP_FIELDS, NODEGROUP_FIELDS.map((f) => field(n, f)), o);
+    emitShow(
+      ctx.stdout,
+      NODEGROUP_FIELDS,
+      NODEGROUP_FIELDS.map((f) => field(n, f)),
+      o,
+    );
   });
 
   addWaitOptions(

@@ -18,12 +18,16 @@ interface QuotaOptions extends OutputOptions {
 }
 
 function quotaIdentOptions(cmd: Command): Command {
-  return cmd.requiredOption('--project-id <project-id>', 'project ID').requiredOption('--resource <resource>', 'resource name, e.g. Cluster');
+  return cmd
+    .requiredOption('--project-id <project-id>', 'project ID')
+    .requiredOption('--resource <resource>', 'resource name, e.g. Cluster');
 }
 
 function hardLimitOption(cmd: Command): Command {
   return cmd.addOption(
-    new Option('--hard-limit <hard-limit>', 'maximum number of the resource').argParser(parseInteger('--hard-limit', 0)).default(1),
+    new Option('--hard-limit <hard-limit>', 'maximum number of the resource')
+      .argParser(parseInteger('--hard-limit', 0))
+      .default(1),
   );
 }
 
@@ -38,20 +42,26 @@ async function quotaCall(what: (err: string) => string, run: () => Promise<void>
 
 /** `coe quotas ...` (exit 1 on failure, unlike the openstack client) */
 export function registerQuotaCommands(program: Command, ctx: CoeContext): void {
-  const quotas = program.command('quotas').description('manage per-project quotas (admin); failures exit 1, unlike the openstack client');
+  const quotas = program
+    .command('quotas')
+    .description('manage per-project quotas (admin); failures exit 1, unlike the openstack client');
 
-  addOutputOptions(hardLimitOption(quotaIdentOptions(quotas.command('create').description('create a quota')))).action(
-    async (o: QuotaOptions) => {
-      const client = await ctx.client();
-      await quotaCall(
-        (e) => `Create quota for project_id ${o.projectId} resource ${o.resource} failed: ${e}`,
-        async () => {
-          const q = await client.createQuota({ project_id: o.projectId, resource: o.resource, hard_limit: o.hardLimit });
-          emitObject(ctx.stdout, q, o, PROPERTY_STYLE);
-        },
-      );
-    },
-  );
+  addOutputOptions(
+    hardLimitOption(quotaIdentOptions(quotas.command('create').description('create a quota'))),
+  ).action(async (o: QuotaOptions) => {
+    const client = await ctx.client();
+    await quotaCall(
+      (e) => `Create quota for project_id ${o.projectId} resource ${o.resource} failed: ${e}`,
+      async () => {
+        const q = await client.createQuota({
+          project_id: o.projectId,
+          resource: o.resource,
+          hard_limit: o.hardLimit,
+        });
+        emitObject(ctx.stdout, q, o, PROPERTY_STYLE);
+      },
+    );
+  });
 
   addOutputOptions(
     addListOptions(quotas.command('list').description('list quotas'), 'quotas')
@@ -69,38 +79,40 @@ export function registerQuotaCommands(program: Command, ctx: CoeContext): void {
     emitList(ctx.stdout, LIST_COLUMNS, rows, o, LIST_STYLE);
   });
 
-  addOutputOptions(quotaIdentOptions(quotas.command('show').description("show a project's quota for a resource"))).action(
-    async (o: QuotaOptions) => {
-      const client = await ctx.client();
-      emitObject(ctx.stdout, await client.getQuota(o.projectId, o.resource), o, PROPERTY_STYLE);
-    },
-  );
+  addOutputOptions(
+    quotaIdentOptions(quotas.command('show').description("show a project's quota for a resource")),
+  ).action(async (o: QuotaOptions) => {
+    const client = await ctx.client();
+    emitObject(ctx.stdout, await client.getQuota(o.projectId, o.resource), o, PROPERTY_STYLE);
+  });
 
-  addOutputOptions(hardLimitOption(quotaIdentOptions(quotas.command('update').description('update a quota')))).action(
+  addOutputOptions(
+    hardLimitOption(quotaIdentOptions(quotas.command('update').description('update a quota'))),
+  ).action(async (o: QuotaOptions) => {
+    const client = await ctx.client();
+    await quotaCall(
+      (e) => `Update quota for project_id ${o.projectId} resource ${o.resource} failed: ${e}`,
+      async () => {
+        const body = { project_id: o.projectId, resource: o.resource, hard_limit: o.hardLimit };
+        emitObject(ctx.stdout, await client.updateQuota(o.projectId, o.resource, body), o, PROPERTY_STYLE);
+      },
+    );
+  });
+
+  quotaIdentOptions(quotas.command('delete').description('delete a quota')).action(
     async (o: QuotaOptions) => {
       const client = await ctx.client();
       await quotaCall(
-        (e) => `Update quota for project_id ${o.projectId} resource ${o.resource} failed: ${e}`,
+        (e) => `Quota delete failed for project id ${o.projectId} and resource ${o.resource}: ${e}`,
         async () => {
-          const body = { project_id: o.projectId, resource: o.resource, hard_limit: o.hardLimit };
-          emitObject(ctx.stdout, await client.updateQuota(o.projectId, o.resource, body), o, PROPERTY_STYLE);
+          await client.deleteQuota(o.projectId, o.resource);
+          ctx.stdout.write(
+            `Request to delete quota for project id ${o.projectId} and resource ${o.resource} has been accepted.\n`,
+          );
         },
       );
     },
   );
-
-  quotaIdentOptions(quotas.command('delete').description('delete a quota')).action(async (o: QuotaOptions) => {
-    const client = await ctx.client();
-    await quotaCall(
-      (e) => `Quota delete failed for project id ${o.projectId} and resource ${o.resource}: ${e}`,
-      async () => {
-        await client.deleteQuota(o.projectId, o.resource);
-        ctx.stdout.write(
-          `Request to delete quota for project id ${o.projectId} and resource ${o.resource} has been accepted.\n`,
-        );
-      },
-    );
-  });
 }
 
 function emptyTable(columns: readonly string[]): string {

@@ -4,7 +4,16 @@ import { addOutputOptions, emitList, emitObject, type OutputOptions } from '../o
 import { field } from './common.ts';
 import { PROPERTY_STYLE } from './quotas.ts';
 
-const SERVICE_COLUMNS = ['id', 'host', 'binary', 'state', 'disabled', 'disabled_reason', 'created_at', 'updated_at'];
+const SERVICE_COLUMNS = [
+  'id',
+  'host',
+  'binary',
+  'state',
+  'disabled',
+  'disabled_reason',
+  'created_at',
+  'updated_at',
+];
 
 /** `coe service list` and `coe stats list` */
 export function registerServiceAndStatsCommands(program: Command, ctx: CoeContext): void {
@@ -13,7 +22,12 @@ export function registerServiceAndStatsCommands(program: Command, ctx: CoeContex
     async (o: OutputOptions) => {
       const client = await ctx.client();
       const items = await client.listServices();
-      emitList(ctx.stdout, SERVICE_COLUMNS, items.map((s) => SERVICE_COLUMNS.map((k) => field(s, k))), o);
+      emitList(
+        ctx.stdout,
+        SERVICE_COLUMNS,
+        items.map((s) => SERVICE_COLUMNS.map((k) => field(s, k))),
+        o,
+      );
     },
   );
 
