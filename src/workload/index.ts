@@ -32,3 +32,16 @@ export {
   type ClientCredentialSource,
 } from './client/workload-access.ts';
 export { errorFromResponse, type KubeTls } from './client/kube-http.ts';
+export {
+  WorkloadEmulator,
+  infrastructureProvisioned,
+  type WorkloadEmulatorOptions,
+} from './emulator/workload-emulator.ts';
+export { DEFAULT_TIMING, type EmulationTiming } from './emulator/cluster-model.ts';
+export { EMULATED_OS_IMAGE } from './emulator/system-objects.ts';
+export {
+  WorkloadTypes,
+  WORKLOAD_API_VERSION,
+  WORKLOAD_CLUSTER_LABEL,
+  WORKLOAD_NAMESPACE_LABEL,
+} from './emulator/persisted-objects.ts';

@@ -1,0 +1,505 @@
+import { isIP } from 'node:net';
+import {
+  CapiAnnotations,
+  CapiLabels,
+  CapiTypes,
+  ConflictError,
+  typeOf,
+  type CapiClusterObject,
+  type Clock,
+  type Logger,
+  type MachineObject,
+} from '../../domain/index.ts';
+import type { ObjectStore, WatchEvent } from '../../store/index.ts';
+import { pkiRefOf } from '../client/workload-access.ts';
+import type { StorePki } from '../pki/store-pki.ts';
+import { handleRequest } from './api/router.ts';
+import { bootPlanOf, tokenProblem } from './bootstrap-plan.ts';
+import { DEFAULT_TIMING, type EmulationTiming } from './cluster-model.ts';
+import { EmulatedCluster } from './emulated-cluster.ts';
+import { ClusterListener, SharedHttpEngine, type EndpointTls } from './listener.ts';
+import { WORKLOAD_CLUSTER_LABEL, WorkloadTypes } from './persisted-objects.ts';
+import type { NodeInput } from './system-objects.ts';
+
+/**
+ * EMULATION of workload clusters for the embedded cloud. The embedded cloud's servers are
+ * records, not VMs: nothing boots, nothing runs kubeadm. Like Cluster API's in-memory
+ * provider, this component shows, in the open, what kubeadm and the kubelets would have
+ * produced: when a control-plane Machine's server is provisioned, the cluster's Kubernetes API
+ * is served over HTTPS on a loopback port (certificate from the cluster CA, client
+ * certificates required) and announced in the CAPI Cluster's `workload.magnetar.io/endpoint`
+ * annotation; each provisioned Machine whose bootstrap data would let it join becomes a Node
+ * (NotReady, then Ready), with the system pods kubeadm deploys. Nodes report the OS image
+ * "Magnetar emulated node"; no workload can run. See docs/workload-emulation.md.
+ *
+ * It follows the store's revision feed (Clusters, Machines, Secrets and its own persisted
+ * workload objects), keeps its own index of them, and reconciles a cluster whenever one of
+ * its objects changes.
+ */
+
+/** Options of {@link WorkloadEmulator}. */
+export interface WorkloadEmulatorOptions {
+  store: ObjectStore;
+  pki: StorePki;
+  clock: Clock;
+  /** Address the emulated API servers listen on. @default 127.0.0.1 */
+  host?: string;
+  log: Logger;
+  /** How long nodes and pods take to become ready. @default DEFAULT_TIMING */
+  timing?: Partial<EmulationTiming>;
+  /** Clusters reconciled concurrently. @default 8 */
+  concurrency?: number;
+}
+
+const WATCHED = [
+  CapiTypes.Cluster,
+  CapiTypes.Machine,
+  CapiTypes.Secret,
+  WorkloadTypes.Namespace,
+  WorkloadTypes.Secret,
+  WorkloadTypes.ConfigMap,
+];
+const RETRY_MS = 2_000;
+
+function clusterKeyOfMachine(m: MachineObject): string {
+  return `${m.metadata.namespace}/${m.spec.clusterName}`;
+}
+
+/** True when the machine's server exists and its infrastructure reports provisioned. */
+export function infrastructureProvisioned(m: MachineObject): boolean {
+  if (!m.spec.providerID) return false;
+  const legacy = (m.status as { infrastructureReady?: boolean }).infrastructureReady;
+  return m.status.initialization?.infrastructureProvisioned === true || legacy === true;
+}
+
+/** The emulation of every workload cluster whose machines run on the embedded cloud. */
+export class WorkloadEmulator {
+  private readonly store: ObjectStore;
+  private readonly pki: StorePki;
+  private readonly clock: Clock;
+  private readonly host: string;
+  private readonly log: Logger;
+  private readonly timing: EmulationTiming;
+  private readonly concurrency: number;
+  private engine: SharedHttpEngine | undefined;
+  private readonly clusters = new Map<string, CapiClusterObject>();
+  private readonly machines = new Map<string, Map<string, MachineObject>>();
+  private readonly emulated = new Map<string, EmulatedCluster>();
+  private readonly dirty = new Set<string>();
+  private revision = 0;
+  private feedPending = false;
+  private running: Promise<void> | undefined;
+  private unsubscribe: (() => void) | undefined;
+  private readonly retryTimers = new Map<string, () => void>();
+  private stopped = true;
+
+  constructor(options: WorkloadEmulatorOptions) {
+    this.store = options.store;
+    this.pki = options.pki;
+    this.clock = options.clock;
+    this.host = options.host ?? '127.0.0.1';
+    this.log = options.log.child({ component: 'workload-emulator' });
+    this.timing = { ...DEFAULT_TIMING, ...(options.timing ?? {}) };
+    this.concurrency = options.concurrency ?? 8;
+  }
+
+  /** Index the current Clusters and Machines, bring their emulated clusters up, then follow the feed. */
+  async start(): Promise<void> {
+    if (!this.stopped) return;
+    this.stopped = false;
+    this.engine = new SharedHttpEngine();
+    await this.relist();
+    this.unsubscribe = this.store.onChange(() => this.kick(true));
+    this.kick(true);
+    await this.idle();
+  }
+
+  /** Stop following the store and close every emulated endpoint (state stays in the store). */
+  async stop(): Promise<void> {
+    if (this.stopped) return;
+    this.stopped = true;
+    this.unsubscribe?.();
+    for (const cancel of this.retryTimers.values()) cancel();
+    this.retryTimers.clear();
+    await this.running?.catch(() => undefined);
+    for (const emu of this.emulated.values()) await emu.close();
+    this.emulated.clear();
+    this.engine?.server.closeAllConnections();
+    this.engine = undefined;
+  }
+
+  /** Resolves when the feed seen so far has been processed (tests). */
+  async idle(): Promise<void> {
+    while (this.running) await this.running.catch(() => undefined);
+  }
+
+  /** The endpoint URL of an emulated cluster, if it is serving. */
+  endpointOf(namespace: string, name: string): string | undefined {
+    const emu = this.emulated.get(`${namespace}/${name}`);
+    return emu?.listener ? `https://${emu.serverAddress()}` : undefined;
+  }
+
+  /** Number of emulated clusters with a running API (metrics, tests). */
+  get servingCount(): number {
+    return [...this.emulated.values()].filter((e) => e.listener).length;
+  }
+
+  // ---------------------------------------------------------------- feed
+
+  private kick(feed: boolean): void {
+    if (this.stopped) return;
+    if (feed) this.feedPending = true;
+    if (!this.running) {
+      this.running = this.pump().finally(() => {
+        this.running = undefined;
+        if ((this.feedPending || this.dirty.size > 0) && !this.stopped) this.kick(false);
+      });
+    }
+  }
+
+  private async pump(): Promise<void> {
+    while (!this.stopped && (this.feedPending || this.dirty.size > 0)) {
+      if (this.feedPending) {
+        this.feedPending = false;
+        try {
+          await this.readFeed();
+        } catch (err) {
+          if (err instanceof ConflictError && err.code === 'Expired') await this.relist();
+          else {
+            this.log.warn({ err: String(err) }, 'reading the store feed failed; retrying');
+            this.retryLater('(feed)');
+            return;
+          }
+        }
+      }
+      const keys = [...this.dirty];
+      this.dirty.clear();
+      await this.pool(keys, (key) => this.reconcileSafely(key));
+    }
+  }
+
+  private async pool(keys: string[], fn: (key: string) => Promise<void>): Promise<void> {
+    let i = 0;
+    const worker = async () => {
+      while (i < keys.length && !this.stopped) await fn(keys[i++]!);
+    };
+    await Promise.all(Array.from({ length: Math.min(this.concurrency, keys.length) }, worker));
+  }
+
+  private retryLater(key: string): void {
+    if (this.stopped || this.retryTimers.has(key)) return;
+    this.retryTimers.set(
+      key,
+      this.clock.setTimer(() => {
+        this.retryTimers.delete(key);
+        if (key === '(feed)') this.kick(true);
+        else {
+          this.dirty.add(key);
+          this.kick(false);
+        }
+      }, RETRY_MS),
+    );
+  }
+
+  private async relist(): Promise<void> {
+    const revision = await this.store.currentRevision();
+    this.clusters.clear();
+    this.machines.clear();
+    for (const c of (await this.store.list<CapiClusterObject>(CapiTypes.Cluster)).items) {
+      this.clusters.set(`${c.metadata.namespace}/${c.metadata.name}`, c);
+    }
+    for (const m of (await this.store.list<MachineObject>(CapiTypes.Machine)).items) this.indexMachine(m);
+    for (const key of [...this.clusters.keys(), ...this.machines.keys(), ...this.emulated.keys()])
+      this.dirty.add(key);
+    this.revision = revision;
+  }
+
+  private indexMachine(m: MachineObject): void {
+    const key = clusterKeyOfMachine(m);
+    let byName = this.machines.get(key);
+    if (!byName) this.machines.set(key, (byName = new Map<string, MachineObject>()));
+    byName.set(m.metadata.name, m);
+  }
+
+  private async readFeed(): Promise<void> {
+    const current = await this.store.currentRevision();
+    for (;;) {
+      const events = await this.store.changes(this.revision, { types: WATCHED, limit: 1000 });
+      for (const e of events) {
+        this.revision = e.revision;
+        this.apply(e);
+      }
+      if (events.length < 1000) break;
+    }
+    this.revision = Math.max(this.revision, current);
+  }
+
+  private apply(e: WatchEvent): void {
+    const o = e.object;
+    const ns = o.metadata.namespace;
+    switch (typeOf(o)) {
+      case CapiTypes.Cluster: {
+        const key = `${ns}/${o.metadata.name}`;
+        if (e.type === 'DELETED') this.clusters.delete(key);
+        else this.clusters.set(key, o);
+        this.dirty.add(key);
+        return;
+      }
+      case CapiTypes.Machine: {
+        const m = o as MachineObject;
+        const key = clusterKeyOfMachine(m);
+        if (e.type === 'DELETED') {
+          this.machines.get(key)?.delete(m.metadata.name);
+          if (this.machines.get(key)?.size === 0) this.machines.delete(key);
+        } else this.indexMachine(m);
+        this.dirty.add(key);
+        return;
+      }
+      case CapiTypes.Secret: {
+        const cluster = o.metadata.labels[CapiLabels.clusterName];
+        if (cluster) this.dirty.add(`${ns}/${cluster}`);
+        return;
+      }
+      default: {
+        const cluster = o.metadata.labels[WORKLOAD_CLUSTER_LABEL];
+        if (cluster) this.dirty.add(`${ns}/${cluster}`);
+      }
+    }
+  }
+
+  // ---------------------------------------------------------------- reconcile
+
+  private async reconcileSafely(key: string): Promise<void> {
+    try {
+      await this.reconcile(key);
+    } catch (err) {
+      this.log.warn(
+        { cluster: key, err: err instanceof Error ? err.message : String(err) },
+        'emulated cluster: reconcile failed; retrying',
+      );
+      this.retryLater(key);
+    }
+  }
+
+  private async reconcile(key: string): Promise<void> {
+    const capi = this.clusters.get(key);
+    const machines = [...(this.machines.get(key)?.values() ?? [])];
+    let emu = this.emulated.get(key);
+    if (!capi) {
+      if (emu) {
+        this.emulated.delete(key);
+        await emu.close();
+        await emu.persisted.deleteAll();
+        this.log.info({ cluster: key }, 'emulated workload cluster removed with its CAPI cluster');
+      }
+      return;
+    }
+    if (!emu) {
+      if (!machines.some(infrastructureProvisioned)) return;
+      emu = new EmulatedCluster(
+        capi.metadata.namespace,
+        capi.metadata.name,
+        capi,
+        this.store,
+        this.clock,
+        this.log,
+        this.timing,
+        () => {
+          this.dirty.add(key);
+          this.kick(false);
+        },
+      );
+      this.emulated.set(key, emu);
+    }
+    emu.capi = capi;
+    if (emu.listener) await this.refreshTls(emu);
+
+    // Machines whose node already joined first (restart), then control plane, then the rest, oldest first.
+    const rank = (m: MachineObject) =>
+      (m.status.nodeRef ? 0 : 2) + (CapiLabels.controlPlane in m.metadata.labels ? 0 : 1);
+    machines.sort(
+      (a, b) => rank(a) - rank(b) || a.metadata.creationTimestamp.localeCompare(b.metadata.creationTimestamp),
+    );
+    const liveNames = new Set<string>();
+    for (const m of machines) {
+      liveNames.add(m.metadata.name);
+      await this.reconcileMachine(emu, m);
+    }
+    for (const node of emu.model.listNodes()) {
+      const machine = node.metadata.annotations?.['cluster.x-k8s.io/machine'];
+      if (!machine || !liveNames.has(machine)) {
+        emu.model.removeNode(node.metadata.name!);
+        this.log.info({ cluster: key, node: node.metadata.name }, 'emulated node removed with its machine');
+      }
+    }
+    for (const n of [...emu.deletedNodes]) {
+      if (!machines.some((m) => EmulatedCluster.nodeNameOf(m) === n)) emu.deletedNodes.delete(n);
+    }
+    if (emu.listener && emu.model.controlPlaneNodes().length === 0) {
+      this.log.info({ cluster: key }, 'emulated workload API stopped: no control-plane node is left');
+      await emu.listener.close();
+      emu.listener = undefined;
+    }
+  }
+
+  private nodeInput(m: MachineObject): NodeInput {
+    const zone = m.spec.failureDomain ?? m.status.failureDomain;
+    return {
+      name: EmulatedCluster.nodeNameOf(m),
+      machineName: m.metadata.name,
+      providerID: m.spec.providerID ?? '',
+      controlPlane: CapiLabels.controlPlane in m.metadata.labels,
+      version: m.spec.version ?? 'v0.0.0',
+      ...(zone ? { zone } : {}),
+      addresses: (m.status.addresses ?? []).map((a) => ({ type: a.type, address: a.address })),
+    };
+  }
+
+  private wait(emu: EmulatedCluster, m: MachineObject, reason: string): void {
+    if (emu.waiting.get(m.metadata.name) === reason) return;
+    emu.waiting.set(m.metadata.name, reason);
+    this.log.info(
+      { cluster: emu.key, machine: m.metadata.name, reason },
+      'emulated machine has not joined its cluster',
+    );
+  }
+
+  private async reconcileMachine(emu: EmulatedCluster, m: MachineObject): Promise<void> {
+    const input = this.nodeInput(m);
+    if (emu.model.hasNode(input.name)) {
+      emu.model.refreshNode(input);
+      return;
+    }
+    if (!infrastructureProvisioned(m)) return;
+    // A machine being deleted never (re)joins: its node is drained and deleted, its server goes.
+    if (m.metadata.deletionTimestamp) return;
+    // A node deleted through the API while its machine lives: the kubelet registers it again.
+    emu.deletedNodes.delete(input.name);
+    if (m.status.nodeRef?.name === input.name) {
+      // Joined before a restart: the kubelet was running all along.
+      if (input.controlPlane) await this.ensureEndpoint(emu);
+      emu.model.addNode(input, true);
+      emu.waiting.delete(m.metadata.name);
+      return;
+    }
+    let plan = emu.plans.get(m.metadata.uid);
+    if (!plan) {
+      plan = await bootPlanOf(this.store, m, emu.listener !== undefined);
+      if (!plan) return this.wait(emu, m, 'waiting for the bootstrap data secret');
+      if (plan.kind !== 'none') emu.plans.set(m.metadata.uid, plan);
+    }
+    switch (plan.kind) {
+      case 'none':
+        return this.wait(emu, m, plan.reason);
+      case 'init':
+        await this.ensureEndpoint(emu);
+        break;
+      case 'join': {
+        if (!emu.listener)
+          return this.wait(emu, m, 'the cluster API is not up yet (no control-plane node ran kubeadm init)');
+        const problem = await tokenProblem(emu.persisted, plan.token, this.clock.now());
+        if (problem) return this.wait(emu, m, `kubeadm join refused: ${problem}`);
+        break;
+      }
+    }
+    emu.model.addNode(input, false);
+    emu.waiting.delete(m.metadata.name);
+    this.log.info(
+      { cluster: emu.key, node: input.name, version: input.version },
+      `emulated node registered (kubeadm ${plan.kind})`,
+    );
+  }
+
+  // ---------------------------------------------------------------- endpoint
+
+  private async endpointTls(
+    emu: EmulatedCluster,
+  ): Promise<{ tls: EndpointTls; caVersion: string; host: string }> {
+    const host = emu.capi.spec.controlPlaneEndpoint?.host ?? '';
+    const domain = emu.capi.spec.clusterNetwork?.serviceDomain ?? 'cluster.local';
+    const dnsNames = [
+      'localhost',
+      'kubernetes',
+      'kubernetes.default',
+      'kubernetes.default.svc',
+      `kubernetes.default.svc.${domain}`,
+    ];
+    const ips = ['127.0.0.1'];
+    if (host !== '') {
+      if (isIP(host)) ips.push(host);
+      else dnsNames.push(host);
+    }
+    const issued = await this.pki.issueServerCertificate(pkiRefOf(emu.capi), { dnsNames, ips });
+    return {
+      tls: { certPem: issued.certPem, keyPem: issued.keyPem, caPem: issued.caPem },
+      caVersion: issued.caVersion,
+      host,
+    };
+  }
+
+  /** Re-issue the endpoint certificate when the CA was rotated or the endpoint host changed. */
+  private async refreshTls(emu: EmulatedCluster): Promise<void> {
+    const current = await this.pki.currentCa(emu.capi.metadata);
+    const host = emu.capi.spec.controlPlaneEndpoint?.host ?? '';
+    if (!emu.tlsFor || !current || (current.caVersion === emu.tlsFor.caVersion && host === emu.tlsFor.host))
+      return;
+    const next = await this.endpointTls(emu);
+    emu.listener?.updateTls(next.tls);
+    emu.tlsFor = { caVersion: next.caVersion, caPem: next.tls.caPem, host: next.host };
+    this.log.info(
+      { cluster: emu.key },
+      'emulated workload API: new certificates (CA rotated or endpoint changed)',
+    );
+  }
+
+  /** "kubeadm init ran": serve the cluster's API and announce it on the CAPI Cluster. */
+  private async ensureEndpoint(emu: EmulatedCluster): Promise<void> {
+    if (emu.listener || !this.engine) return;
+    const next = await this.endpointTls(emu);
+    const listener = new ClusterListener(
+      this.engine,
+      next.tls,
+      (req, res) => void handleRequest(emu, req, res),
+      this.log,
+    );
+    const previous = previousPort(emu.capi, this.host);
+    const port = await listener.listen(this.host, previous);
+    emu.listener = listener;
+    emu.tlsFor = { caVersion: next.caVersion, caPem: next.tls.caPem, host: next.host };
+    const url = `https://${this.host}:${port}`;
+    await this.annotateEndpoint(emu, url);
+    this.log.info({ cluster: emu.key, endpoint: url }, 'emulated workload API serving (kubeadm init)');
+  }
+
+  private async annotateEndpoint(emu: EmulatedCluster, url: string): Promise<void> {
+    for (let attempt = 0; attempt < 10; attempt++) {
+      const cur = await this.store.get<CapiClusterObject>(CapiTypes.Cluster, emu.namespace, emu.name);
+      if (!cur || cur.metadata.annotations[CapiAnnotations.workloadEndpoint] === url) return;
+      try {
+        await this.store.update({
+          ...cur,
+          metadata: {
+            ...cur.metadata,
+            annotations: { ...cur.metadata.annotations, [CapiAnnotations.workloadEndpoint]: url },
+          },
+        });
+        return;
+      } catch (err) {
+        if (!(err instanceof ConflictError)) throw err;
+      }
+    }
+    throw new ConflictError(`could not record the endpoint of ${emu.key}: the Cluster keeps changing`);
+  }
+}
+
+/** The port of a previous run, when the endpoint annotation points at this host. */
+function previousPort(capi: CapiClusterObject, host: string): number | undefined {
+  const url = capi.metadata.annotations[CapiAnnotations.workloadEndpoint];
+  if (!url) return undefined;
+  try {
+    const u = new URL(url);
+    return u.hostname === host && u.port !== '' ? Number(u.port) : undefined;
+  } catch {
+    return undefined;
+  }
+}

@@ -1,0 +1,380 @@
+import { test, before, after, describe } from 'node:test';
+import assert from 'node:assert/strict';
+import { randomBytes } from 'node:crypto';
+import { request } from 'node:https';
+import {
+  CapiAnnotations,
+  CapiTypes,
+  ManualClock,
+  NotAllowedError,
+  silentLogger,
+  type CapiClusterObject,
+} from '../../src/domain/index.ts';
+import { SqliteStore } from '../../src/store/index.ts';
+import {
+  StorePki,
+  WorkloadAccess,
+  WorkloadEmulator,
+  WorkloadClient,
+  type WorkloadEmulatorOptions,
+} from '../../src/workload/index.ts';
+import { createCapiCluster, createMachine, PROJECT, provision, setNodeRef, settle } from './fixtures.ts';
+
+const CLUSTER = 'prod-1a2b3c4d';
+const TOKEN = 'abcdef.0123456789abcdef';
+
+let store: SqliteStore;
+let clock: ManualClock;
+let pki: StorePki;
+let emulator: WorkloadEmulator;
+let access: WorkloadAccess;
+
+function newEmulator(): WorkloadEmulator {
+  const options: WorkloadEmulatorOptions = {
+    store,
+    pki,
+    clock,
+    host: '127.0.0.1',
+    log: silentLogger,
+    timing: { nodeReadyMs: 3000, podStartMs: 1000 },
+  };
+  return new WorkloadEmulator(options);
+}
+
+async function capiCluster(name = CLUSTER): Promise<CapiClusterObject> {
+  return (await store.get<CapiClusterObject>(CapiTypes.Cluster, PROJECT, name))!;
+}
+
+async function client(name = CLUSTER): Promise<WorkloadClient> {
+  const c = await access.forCluster(await capiCluster(name));
+  assert.ok(c, 'the cluster has an endpoint');
+  return c;
+}
+
+const s = (ms = 0) => settle(clock, emulator, ms);
+
+before(async () => {
+  store = new SqliteStore({ path: ':memory:' });
+  clock = new ManualClock(Date.now());
+  pki = new StorePki({ store, clock, encryptionKey: randomBytes(32) });
+  access = new WorkloadAccess({ pki, clock });
+  emulator = newEmulator();
+  await emulator.start();
+  await createCapiCluster(store, CLUSTER, { displayName: 'prod' });
+});
+
+after(async () => {
+  await emulator.stop();
+  await store.close();
+});
+
+describe('an emulated workload cluster', () => {
+  test('has no API before a control-plane server is provisioned', async () => {
+    await createMachine(store, pki, {
+      cluster: CLUSTER,
+      name: 'prod-cp-a',
+      controlPlane: true,
+      zone: 'az-1',
+      ip: '10.0.0.11',
+      boot: { role: 'init' },
+      provisioned: false,
+    });
+    await s();
+    assert.equal((await capiCluster()).metadata.annotations[CapiAnnotations.workloadEndpoint], undefined);
+    assert.equal(await access.forCluster({ ...(await capiCluster()), spec: {} }), undefined);
+  });
+
+  test('a provisioned control-plane machine runs "kubeadm init": the API is served and announced on the CAPI Cluster', async () => {
+    await provision(store, 'prod-cp-a');
+    await s();
+    const endpoint = (await capiCluster()).metadata.annotations[CapiAnnotations.workloadEndpoint];
+    assert.match(endpoint ?? '', /^https:\/\/127\.0\.0\.1:\d+$/);
+    const c = await client();
+    assert.equal(c.server, endpoint);
+    const v = await c.version();
+    assert.equal(v.gitVersion, 'v1.31.4');
+    const nodes = await c.listNodes();
+    assert.equal(nodes.length, 1);
+    const n = nodes[0]!;
+    assert.equal(n.metadata.name, 'prod-cp-a');
+    assert.equal(n.metadata.labels?.['topology.kubernetes.io/zone'], 'az-1');
+    assert.equal(n.metadata.labels?.['node-role.kubernetes.io/control-plane'], '');
+    assert.equal(n.metadata.labels?.['kubernetes.io/hostname'], 'prod-cp-a');
+    assert.equal(n.status.nodeInfo?.kubeletVersion, 'v1.31.4');
+    assert.equal(n.status.nodeInfo?.osImage, 'Magnetar emulated node');
+    const m = (await store.get<{ spec: { providerID: string } } & CapiClusterObject>(
+      CapiTypes.Machine,
+      PROJECT,
+      'prod-cp-a',
+    ))!;
+    assert.equal(n.spec.providerID, m.spec.providerID);
+    assert.deepEqual(
+      n.status.addresses?.find((a) => a.type === 'InternalIP'),
+      { type: 'InternalIP', address: '10.0.0.11' },
+    );
+    assert.equal(
+      n.status.conditions?.find((x) => x.type === 'Ready')?.status,
+      'False',
+      'NotReady right after registering',
+    );
+  });
+
+  test("the node turns Ready shortly after, and kubeadm's system pods run", async () => {
+    await s(3000);
+    const c = await client();
+    const n = (await c.getNode('prod-cp-a'))!;
+    assert.equal(n.status.conditions?.find((x) => x.type === 'Ready')?.status, 'True');
+    await s(1000);
+    const pods = await c.listPods({ namespace: 'kube-system' });
+    const names = pods.map((p) => p.metadata.name).sort();
+    for (const component of ['etcd', 'kube-apiserver', 'kube-controller-manager', 'kube-scheduler'])
+      assert.ok(names.includes(`${component}-prod-cp-a`), component);
+    assert.equal(pods.filter((p) => p.metadata.name.startsWith('kube-proxy-')).length, 1);
+    const dns = pods.filter((p) => p.metadata.labels?.['k8s-app'] === 'kube-dns');
+    assert.equal(dns.length, 2);
+    assert.ok(dns.every((p) => p.status.phase === 'Running' && p.spec.nodeName === 'prod-cp-a'));
+  });
+
+  test('a worker whose join token is not in the cluster does not join', async () => {
+    await createMachine(store, pki, {
+      cluster: CLUSTER,
+      name: 'prod-md-x1',
+      controlPlane: false,
+      zone: 'az-2',
+      ip: '10.0.0.21',
+      boot: { role: 'join', token: TOKEN },
+    });
+    await s();
+    assert.deepEqual(
+      (await (await client()).listNodes()).map((n) => n.metadata.name),
+      ['prod-cp-a'],
+    );
+  });
+
+  test('a worker with a wrong token secret does not join; the right token lets it join', async () => {
+    const c = await client();
+    await c.createBootstrapToken({ id: 'abcdef', secret: 'ffffffffffffffff', ttlSeconds: 900 });
+    await s();
+    assert.equal((await c.listNodes()).length, 1, 'wrong secret: still one node');
+    await c.createBootstrapToken({ id: 'abcdef', secret: '0123456789abcdef', ttlSeconds: 900 });
+    await s();
+    const worker = await c.getNode('prod-md-x1');
+    assert.ok(worker, 'joined once the token matches');
+    assert.equal(worker.metadata.labels?.['topology.kubernetes.io/zone'], 'az-2');
+    assert.equal(worker.metadata.labels?.['node-role.kubernetes.io/control-plane'], undefined);
+    const token = await c.getSecret('kube-system', 'bootstrap-token-abcdef');
+    assert.equal(token?.type, 'bootstrap.kubernetes.io/token');
+  });
+
+  test('an expired token does not let a machine join', async () => {
+    const c = await client();
+    await c.createBootstrapToken({ id: 'zzzzzz', secret: 'aaaaaaaaaaaaaaaa', ttlSeconds: 10 });
+    await s(20_000);
+    await createMachine(store, pki, {
+      cluster: CLUSTER,
+      name: 'prod-md-late',
+      controlPlane: false,
+      boot: { role: 'join', token: 'zzzzzz.aaaaaaaaaaaaaaaa' },
+    });
+    await s();
+    assert.equal(await c.getNode('prod-md-late'), undefined);
+    await store.delete(CapiTypes.Machine, PROJECT, 'prod-md-late');
+    await s();
+  });
+
+  test('draining respects the CoreDNS disruption budget until the replacement runs elsewhere', async () => {
+    await s(3000); // worker Ready
+    const c = await client();
+    const first = await c.drain('prod-cp-a', { timeoutMs: 0 });
+    assert.equal(first.done, false);
+    assert.equal(first.remaining.length, 1, 'the second CoreDNS replica is held back by the budget');
+    assert.match(first.remaining[0]!, /^kube-system\/coredns-/);
+    const [ns, pod] = first.remaining[0]!.split('/') as [string, string];
+    assert.equal(await c.evict(ns, pod), 'blocked-by-pdb');
+    assert.equal((await c.getNode('prod-cp-a'))?.spec.unschedulable, true, 'cordoned');
+    await s(1000); // the replacement on the worker starts
+    const second = await c.drain('prod-cp-a', { timeoutMs: 0 });
+    assert.deepEqual(second, { done: true, remaining: [] });
+    const onCp = (await c.listPods({ nodeName: 'prod-cp-a' })).map((p) => p.metadata.name);
+    assert.ok(
+      onCp.some((n) => n.startsWith('kube-proxy-')),
+      'DaemonSet pods stay',
+    );
+    assert.ok(onCp.includes('etcd-prod-cp-a'), 'static pods stay');
+    const dns = (await c.listPods({ namespace: 'kube-system' })).filter(
+      (p) => p.metadata.labels?.['k8s-app'] === 'kube-dns',
+    );
+    assert.ok(dns.every((p) => p.spec.nodeName === 'prod-md-x1'));
+    assert.equal(await c.evict('kube-system', 'no-such-pod'), 'gone');
+    await c.uncordon('prod-cp-a');
+    assert.equal((await c.getNode('prod-cp-a'))?.spec.unschedulable, undefined);
+  });
+
+  test('a node goes away with its machine, with its pods', async () => {
+    const c = await client();
+    await c.drain('prod-md-x1', { timeoutMs: 0 });
+    await store.delete(CapiTypes.Machine, PROJECT, 'prod-md-x1');
+    await s();
+    assert.equal(await c.getNode('prod-md-x1'), undefined);
+    assert.equal((await c.listPods({ nodeName: 'prod-md-x1' })).length, 0);
+  });
+
+  test('a node deleted through the API while its machine is deleted stays gone', async () => {
+    await createMachine(store, pki, {
+      cluster: CLUSTER,
+      name: 'prod-md-y1',
+      controlPlane: false,
+      boot: { role: 'join', token: TOKEN },
+    });
+    await s(3000);
+    const c = await client();
+    assert.ok(await c.getNode('prod-md-y1'));
+    const m = (await store.get(CapiTypes.Machine, PROJECT, 'prod-md-y1'))!;
+    await store.update({ ...m, metadata: { ...m.metadata, finalizers: ['machine.cluster.x-k8s.io'] } });
+    await store.delete(CapiTypes.Machine, PROJECT, 'prod-md-y1');
+    await c.deleteNode('prod-md-y1');
+    await c.deleteNode('prod-md-y1'); // already gone: fine
+    await s();
+    assert.equal(await c.getNode('prod-md-y1'), undefined);
+  });
+
+  test('a certificate without cluster-admin groups may read discovery but not nodes', async () => {
+    const { generateKeyPairSync, createPrivateKey } = await import('node:crypto');
+    const { privateKey } = generateKeyPairSync('ec', { namedCurve: 'prime256v1' });
+    const x509 = await import('@peculiar/x509');
+    const { webcrypto } = await import('node:crypto');
+    const keyPem = privateKey.export({ type: 'pkcs8', format: 'pem' }).toString();
+    const priv = await webcrypto.subtle.importKey(
+      'pkcs8',
+      createPrivateKey(keyPem).export({ type: 'pkcs8', format: 'der' }),
+      { name: 'ECDSA', namedCurve: 'P-256' },
+      true,
+      ['sign'],
+    );
+    const pub = await webcrypto.subtle.importKey(
+      'spki',
+      (await import('node:crypto')).createPublicKey(privateKey).export({ type: 'spki', format: 'der' }),
+      { name: 'ECDSA', namedCurve: 'P-256' },
+      true,
+      ['verify'],
+    );
+    const csr = await x509.Pkcs10CertificateRequestGenerator.create({
+      name: 'CN=bob, O=dev',
+      keys: { privateKey: priv, publicKey: pub },
+      signingAlgorithm: { name: 'ECDSA', hash: 'SHA-256' },
+    });
+    const ref = { namespace: PROJECT, name: CLUSTER, displayName: 'prod' };
+    const cert = await pki.signCsr(ref, csr.toString('pem'), { allowSystemMasters: false });
+    const bob = new WorkloadClient({
+      server: (await client()).server,
+      tls: { ca: await pki.caPem(ref), cert, key: keyPem },
+      clock,
+    });
+    assert.equal((await bob.version()).gitVersion, 'v1.31.4');
+    await assert.rejects(
+      bob.listNodes(),
+      (e: unknown) =>
+        e instanceof NotAllowedError && /User "bob" cannot list resource "nodes"/.test(e.message),
+    );
+  });
+
+  test('namespaces and secrets users create persist across a restart; nodes are re-derived from the machines', async () => {
+    const c = await client();
+    const endpoint = c.server;
+    const raw = (method: string, path: string, body?: unknown) => call(c, method, path, body);
+    assert.equal((await raw('POST', '/api/v1/namespaces', { metadata: { name: 'team-a' } })).status, 201);
+    assert.equal(
+      (
+        await raw('POST', '/api/v1/namespaces/team-a/configmaps', {
+          metadata: { name: 'settings' },
+          data: { a: '1' },
+        })
+      ).status,
+      201,
+    );
+    await setNodeRef(store, 'prod-cp-a');
+    await emulator.stop();
+    emulator = newEmulator();
+    await emulator.start();
+    await s();
+    const again = await client();
+    assert.equal(again.server, endpoint, 'same port after the restart');
+    const node = await again.getNode('prod-cp-a');
+    assert.equal(
+      node?.status.conditions?.find((x) => x.type === 'Ready')?.status,
+      'True',
+      'a joined node is Ready at once after a restart',
+    );
+    const cm = await call(again, 'GET', '/api/v1/namespaces/team-a/configmaps/settings');
+    assert.equal(cm.status, 200);
+    assert.deepEqual((cm.body as { data: unknown }).data, { a: '1' });
+    assert.ok(await again.getSecret('kube-system', 'bootstrap-token-abcdef'));
+  });
+
+  test('after a CA rotation the old client certificate is refused; a new one works', async () => {
+    const old = await client();
+    await old.listNodes();
+    await pki.rotateCa({ namespace: PROJECT, name: CLUSTER, displayName: 'prod' });
+    await s();
+    await assert.rejects(old.listNodes(), /socket hang up|ECONNRESET|certificate|alert/i);
+    const fresh = await client();
+    assert.notEqual(fresh, old);
+    assert.equal((await fresh.listNodes()).length, 1);
+  });
+
+  test('nothing keeps running while the cluster is idle', async () => {
+    await s(10_000);
+    assert.equal(clock.pendingTimers, 0);
+  });
+
+  test('deleting the CAPI cluster stops its API and removes what users stored in it', async () => {
+    const c = await client();
+    await store.delete(CapiTypes.Machine, PROJECT, 'prod-cp-a');
+    await store.delete(CapiTypes.Cluster, PROJECT, CLUSTER);
+    await s();
+    await assert.rejects(c.version(), /ECONNREFUSED|Unreachable|socket/i);
+    assert.equal(
+      (await store.list('WorkloadNamespace.workload.magnetar.io', { namespace: PROJECT })).items.length,
+      0,
+    );
+    assert.equal(
+      (await store.list('WorkloadSecret.workload.magnetar.io', { namespace: PROJECT })).items.length,
+      0,
+    );
+    assert.equal(emulator.servingCount, 0);
+  });
+});
+
+/** A raw request with the client's credentials (for resources the client has no method for). */
+function call(
+  c: WorkloadClient,
+  method: string,
+  path: string,
+  body?: unknown,
+): Promise<{ status: number; body: unknown }> {
+  const tls = (c as unknown as { http: { tls: { ca: string; cert: string; key: string } } }).http.tls;
+  const url = new URL(c.server);
+  const payload = body === undefined ? undefined : JSON.stringify(body);
+  return new Promise((resolve, reject) => {
+    const r = request(
+      {
+        host: url.hostname,
+        port: Number(url.port),
+        method,
+        path,
+        ...tls,
+        agent: false,
+        headers: payload ? { 'content-type': 'application/json' } : {},
+      },
+      (res) => {
+        let text = '';
+        res.on('data', (d: Buffer) => (text += d.toString()));
+        res.on('end', () =>
+          resolve({ status: res.statusCode ?? 0, body: text ? (JSON.parse(text) as unknown) : undefined }),
+        );
+      },
+    );
+    r.on('error', reject);
+    r.end(payload);
+  });
+}
