@@ -30,6 +30,11 @@ export class MagnumReadModel {
   /** Clusters by uid, in creation order. */
   private readonly clusters = new Map<string, MagnumClusterObject>();
   private readonly clusterByName = new Map<string, string>();
+  /** Per cluster: a counter bumped whenever the cluster or one of its node groups changes. */
+  private readonly stamps = new Map<string, number>();
+  private stampCounter = 0;
+  /** Serialized wire forms, keyed by what they depend on (see {@link cachedJson}). */
+  private readonly json = new Map<string, { key: string; text: string }>();
   private revision = 0;
   private dirty = true;
   private running: Promise<void> | undefined;
@@ -112,6 +117,7 @@ export class MagnumReadModel {
     this.nodeGroups.clear();
     this.clusters.clear();
     this.clusterByName.clear();
+    this.json.clear();
     for (const type of TYPES) {
       let cont: string | undefined;
       do {
@@ -140,12 +146,14 @@ export class MagnumReadModel {
         let byCluster = this.nodeGroups.get(ng.spec.clusterId);
         if (!byCluster) this.nodeGroups.set(ng.spec.clusterId, (byCluster = new Map<string, NodeGroupObject>()));
         byCluster.set(ng.metadata.uid, ng);
+        this.touch(ng.spec.clusterId);
         if (ng.spec.id > this.maxNodeGroupId) this.maxNodeGroupId = ng.spec.id;
         break;
       }
       case MagnumTypes.Cluster: {
         const c = obj as unknown as MagnumClusterObject;
         this.clusters.set(c.metadata.uid, c);
+        this.touch(c.metadata.uid);
         this.clusterByName.set(nameKey(c.metadata.namespace, c.metadata.name), c.metadata.uid);
         break;
       }
@@ -163,11 +171,15 @@ export class MagnumReadModel {
         const ng = obj as unknown as NodeGroupObject;
         const byCluster = this.nodeGroups.get(ng.spec.clusterId);
         byCluster?.delete(uid);
+        this.touch(ng.spec.clusterId);
         if (byCluster && byCluster.size === 0) this.nodeGroups.delete(ng.spec.clusterId);
         break;
       }
       case MagnumTypes.Cluster: {
         this.clusters.delete(uid);
+        this.stamps.delete(uid);
+        this.json.delete(`${uid}|short`);
+        this.json.delete(`${uid}|full`);
         const key = nameKey(obj.metadata.namespace, obj.metadata.name);
         if (this.clusterByName.get(key) === uid) this.clusterByName.delete(key);
         break;
@@ -182,6 +194,29 @@ export class MagnumReadModel {
     const m = this.nodeGroups.get(clusterUid);
     if (!m) return [];
     return [...m.values()].sort((a, b) => a.spec.id - b.spec.id);
+  }
+
+  private touch(clusterUid: string): void {
+    this.stamps.set(clusterUid, ++this.stampCounter);
+  }
+
+  /** Changes whenever the cluster or any of its node groups changes. */
+  clusterStamp(clusterUid: string): number {
+    return this.stamps.get(clusterUid) ?? 0;
+  }
+
+  /**
+   * The JSON text of a cluster's wire form, rebuilt only when `key` (everything the form depends
+   * on: the cluster stamp, the template version, the microversion's field names, the base URL)
+   * changed since it was last built.
+   */
+  cachedJson(clusterUid: string, form: 'short' | 'full', key: string, build: () => unknown): string {
+    const slot = `${clusterUid}|${form}`;
+    const hit = this.json.get(slot);
+    if (hit && hit.key === key) return hit.text;
+    const text = JSON.stringify(build());
+    if (this.clusters.has(clusterUid)) this.json.set(slot, { key, text });
+    return text;
   }
 
   /** A cluster by uid. */
