@@ -2,10 +2,12 @@ import 'reflect-metadata';
 import type { FastifyInstance } from 'fastify';
 import { resolve } from 'node:path';
 import { buildServer, type MountedPlugin } from './api/index.ts';
-import { systemClock, type Clock, type Config } from './domain/index.ts';
+import { defaultPolicy, systemClock, type Clock, type Config } from './domain/index.ts';
 import { SqliteStore, type ObjectStore } from './store/index.ts';
-import { LocalIdentity } from './identity/index.ts';
+import { BOOTSTRAP, LocalIdentity } from './identity/index.ts';
 import { identityRoutes } from './api/identity/index.ts';
+import { magnumRoutes, seedPublicTemplates } from './api/magnum/index.ts';
+import { StorePki, loadOrCreateKey } from './workload/index.ts';
 
 /**
  * The only place that wires concrete engines together: store engine, identity, the
@@ -93,6 +95,28 @@ export async function startMagnetar(options: StartOptions): Promise<Magnetar> {
   // --- wiring: embedded cloud ---
 
   // --- wiring: Magnum v1 API ---
+  identity.registerService({ type: 'container-infra', name: 'magnum', urlForProject: () => `${getBaseUrl()}/v1` });
+  plugins.push({
+    name: 'magnum',
+    prefix: '',
+    plugin: magnumRoutes({
+      store,
+      identity,
+      clock,
+      policy: defaultPolicy,
+      baseUrl: getBaseUrl,
+      pki: new StorePki({ store, clock, encryptionKey: loadOrCreateKey(config.dataDir) }),
+      // TODO(integration): cloud: a CloudLookup over the embedded or external cloud (resource checks are skipped without it).
+    }),
+  });
+  {
+    // The operator's public templates, so a newcomer's `cluster template list` is not empty.
+    const operatorProject = (await identity.listProjects()).find((p) => p.name === BOOTSTRAP.adminProject);
+    if (operatorProject) {
+      const operator = await identity.validate((await identity.issueServiceToken(operatorProject.id)).token);
+      await seedPublicTemplates(store, { projectId: operatorProject.id, userId: operator.userId });
+    }
+  }
 
   // --- wiring: Kubernetes-style API ---
 
