@@ -180,6 +180,11 @@ export function provisioningSuite(name: string, start: () => Promise<SuiteTarget
       assert.ok((await c.compute.listKeypairs()).some((k) => k.name === name));
       const dup = await failure(c.compute.createKeypair({ name, publicKey }));
       assert.equal(dup.kind, 'conflict');
+
+      const generated = await c.compute.createKeypair({ name: `${run}-generated` });
+      assert.match(generated.privateKey ?? '', /-----BEGIN [A-Z ]*PRIVATE KEY-----/);
+      assert.ok(generated.publicKey.length > 0);
+      await c.compute.deleteKeypair(generated.name);
     });
 
     void test('creates a tagged network, a subnet and a router to the external network', async () => {
@@ -235,6 +240,10 @@ export function provisioningSuite(name: string, start: () => Promise<SuiteTarget
       );
       const found = await c.network.findNetwork(network.id);
       assert.ok(found && found !== 'ambiguous' && found.subnetIds.includes(subnet.id));
+
+      const quota = await c.network.getQuota();
+      assert.ok(quota.network && quota.network.limit !== 0, JSON.stringify(quota));
+      if (quota.router?.used !== undefined) assert.ok(quota.router.used >= 1);
     });
 
     void test('creates a security group with rules and refuses a duplicate rule', async () => {
@@ -466,6 +475,86 @@ export function provisioningSuite(name: string, start: () => Promise<SuiteTarget
       );
     });
 
+    void test('boots a server from a volume made from the image, and the volume goes with it', async () => {
+      const { id } = await c.compute.createServer({
+        name: `${run}-bfv`,
+        flavorId: s.flavorId!,
+        availabilityZone: target.availabilityZone,
+        networks: [{ networkId: s.network!.id }],
+        blockDevices: [
+          {
+            sourceType: 'image',
+            destinationType: 'volume',
+            uuid: s.image!.id,
+            bootIndex: 0,
+            volumeSizeGb: 10,
+            deleteOnTermination: true,
+          },
+        ],
+        tags: [tag],
+      });
+      const server = await eventually(
+        target,
+        'boot-from-volume server ACTIVE',
+        () => c.compute.getServer(id),
+        (sv) => sv.status !== 'BUILD',
+      );
+      assert.equal(server.status, 'ACTIVE', `fault: ${server.fault?.message}`);
+      assert.equal(server.volumeIds.length, 1);
+      const root = await c.volume.getVolume(server.volumeIds[0]!);
+      assert.equal(root.sizeGb, 10);
+      assert.equal(root.bootable, true);
+      assert.ok(root.attachments.some((a) => a.serverId === id));
+      await c.compute.deleteServer(id);
+      await eventually(
+        target,
+        'boot-from-volume server gone',
+        () =>
+          c.compute.getServer(id).then(
+            (sv) => sv.status === 'DELETED',
+            (e: unknown) => isNotFound(e),
+          ),
+        (gone) => gone,
+      );
+      await eventually(
+        target,
+        'root volume deleted with its server',
+        () =>
+          c.volume.getVolume(root.id).then(
+            (v) => v.status === 'deleting',
+            (e: unknown) => isNotFound(e),
+          ),
+        (gone) => gone,
+      );
+    });
+
+    void test('uploads a private image and finds it by its properties', async () => {
+      const created = await c.image.createImage({
+        name: `${run}-image`,
+        visibility: 'private',
+        properties: { os_distro: `${run}-os`, os_admin_user: 'core' },
+      });
+      assert.equal(created.status, 'queued');
+      await c.image.uploadImageData(created.id, randomBytes(2048));
+      const active = await eventually(
+        target,
+        'image active',
+        () => c.image.getImage(created.id),
+        (i) => i.status === 'active' || i.status === 'killed',
+      );
+      assert.equal(active.status, 'active');
+      assert.equal(active.sizeBytes, 2048);
+      assert.deepEqual(
+        (await c.image.listImages({ properties: { os_distro: `${run}-os` } })).map((i) => i.id),
+        [created.id],
+      );
+      const again = await c.image.findImage(created.id);
+      assert.ok(again && again !== 'ambiguous');
+      assert.equal(again.osAdminUser, 'core');
+      await c.image.deleteImage(created.id);
+      assert.ok(isNotFound(await failure(c.image.getImage(created.id))));
+    });
+
     void test('resolves images, flavors, keypairs, networks and zones as the caller sees them (CloudLookup)', async () => {
       const session = target.session;
       const projectId = await session.projectId();
@@ -661,9 +750,13 @@ export function provisioningSuite(name: string, start: () => Promise<SuiteTarget
         (gone) => gone,
       );
 
+      const updated = await c.network.updatePort(s.port!.id, { securityGroupIds: [] });
+      assert.deepEqual(updated.securityGroupIds, []);
       await c.network.deletePort(s.port!.id);
       assert.equal(await deleteIgnoringNotFound(() => c.network.deletePort(s.port!.id)), false);
       await c.network.removeRouterInterface(s.routerId!, { subnetId: s.subnet!.id });
+      const cleared = await c.network.setRouterGateway(s.routerId!, null);
+      assert.equal(cleared.externalGateway, undefined);
       await c.network.deleteRouter(s.routerId!);
       await c.network.deleteSecurityGroup(s.sg!.id);
       await c.network.deleteSubnet(s.subnet!.id);
