@@ -4,7 +4,8 @@ import { resolve } from 'node:path';
 import { buildServer, type MountedPlugin } from './api/index.ts';
 import { defaultPolicy, systemClock, type Clock, type Config } from './domain/index.ts';
 import { SqliteStore, type ObjectStore } from './store/index.ts';
-import { BOOTSTRAP, LocalIdentity } from './identity/index.ts';
+import { BOOTSTRAP, KeystoneIdentity, keystoneServiceAuth, LocalIdentity, type MagnetarIdentity } from './identity/index.ts';
+import { loadCloudConfig } from './cloud/index.ts';
 import { identityRoutes } from './api/identity/index.ts';
 import { magnumRoutes, seedPublicTemplates } from './api/magnum/index.ts';
 import { StorePki, loadOrCreateKey } from './workload/index.ts';
@@ -67,30 +68,40 @@ export async function startMagnetar(options: StartOptions): Promise<Magnetar> {
 
   // Each module adds its plugin(s) and closers in its own section below.
   // --- wiring: identity ---
-  const identity = await LocalIdentity.open({
-    store,
-    clock,
-    baseUrl: getBaseUrl,
-    region: config.region,
-    tokenTtlSeconds: config.identity.tokenTtlSeconds,
-  });
+  let identity: MagnetarIdentity;
+  if (config.identity.mode === 'keystone') {
+    // An external Keystone validates tokens; Magnetar's service user is the configured cloud's user.
+    const cloud = loadCloudConfig({ file: config.cloud.cloudsYaml, cloud: config.cloud.cloudName });
+    const keystoneUrl = config.identity.keystoneUrl ?? cloud.auth.auth_url;
+    if (!keystoneUrl) throw new Error('identity.keystoneUrl: required for identity.mode keystone (or an auth_url in the cloud entry)');
+    identity = new KeystoneIdentity({ keystoneUrl, service: keystoneServiceAuth(cloud.authType, cloud.auth), baseUrl: getBaseUrl, clock });
+  } else {
+    const local = await LocalIdentity.open({
+      store,
+      clock,
+      baseUrl: getBaseUrl,
+      region: config.region,
+      tokenTtlSeconds: config.identity.tokenTtlSeconds,
+    });
+    await local.bootstrap();
+    local.registerService({ type: 'identity', name: 'keystone', urlForProject: () => `${getBaseUrl()}/identity/v3` });
+    plugins.push({
+      name: 'identity',
+      prefix: '/identity',
+      plugin: identityRoutes(local, {
+        // clouds.yaml needs the real port: write it (and print first-start passwords) once listening.
+        onListening: (port) => {
+          local.writeClientFiles({
+            dataDir: config.dataDir,
+            baseUrl: config.publicUrl ?? `http://${config.host}:${port}`,
+            print: options.printBootstrap === true,
+          });
+        },
+      }),
+    });
+    identity = local;
+  }
   closers.push(() => identity.close());
-  await identity.bootstrap();
-  identity.registerService({ type: 'identity', name: 'keystone', urlForProject: () => `${getBaseUrl()}/identity/v3` });
-  plugins.push({
-    name: 'identity',
-    prefix: '/identity',
-    plugin: identityRoutes(identity, {
-      // clouds.yaml needs the real port: write it (and print first-start passwords) once listening.
-      onListening: (port) => {
-        identity.writeClientFiles({
-          dataDir: config.dataDir,
-          baseUrl: config.publicUrl ?? `http://${config.host}:${port}`,
-          print: options.printBootstrap === true,
-        });
-      },
-    }),
-  });
 
   // --- wiring: embedded cloud ---
 

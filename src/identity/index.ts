@@ -4,6 +4,7 @@
  */
 export { LocalIdentity, type LocalIdentityOptions, type WriteClientFilesOptions } from './local-identity.ts';
 export type { MagnetarIdentity, ServiceToken } from './provider.ts';
+export { KeystoneIdentity, keystoneServiceAuth, type KeystoneIdentityOptions, type KeystoneServiceAuth } from './keystone-identity.ts';
 export {
   ServiceCatalog,
   PROJECT_ID_TEMPLATE,
