@@ -18,11 +18,6 @@ export interface CoeContext {
   client(): Promise<MagnumClient>;
 }
 
-/** Print a line on stdout. */
-export function say(ctx: CoeContext, line: string): void {
-  ctx.stdout.write(`${line}\n`);
-}
-
 /** Print a line on stderr. */
 export function warn(ctx: CoeContext, line: string): void {
   ctx.stderr.write(`${line}\n`);

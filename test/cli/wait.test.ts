@@ -167,3 +167,24 @@ test('elapsed times read like a person would write them', () => {
   assert.equal(formatElapsed(65_000), '1m05s');
   assert.equal(formatElapsed(2 * 3600_000 + 3 * 60_000), '2h03m');
 });
+
+test('on a terminal the current status and elapsed time are redrawn in place between changes', async () => {
+  const clock = new ManualClock();
+  let err = '';
+  const { ctx } = context(clock);
+  ctx.stderr = { isTTY: true, write: (s: string) => void (err += s) };
+  const target = scripted('CREATE', [
+    inProgress(),
+    inProgress(),
+    { status: 'CREATE_COMPLETE', reason: null },
+  ]);
+  const done = waitFor(ctx, target, { pollInterval: 5 });
+  await clock.advance(5000);
+  await clock.advance(5000);
+  await done;
+  assert.match(err, /\r\x1b\[Kcluster prod: CREATE_IN_PROGRESS \(5s\)/);
+  assert.ok(
+    err.endsWith('\r\x1b[K[10s] cluster prod: CREATE_COMPLETE\ncluster prod: CREATE_COMPLETE after 10s\n'),
+    JSON.stringify(err),
+  );
+});

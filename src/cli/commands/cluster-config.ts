@@ -54,7 +54,8 @@ export function registerClusterConfigCommand(cluster: Command, ctx: CoeContext):
       const client = await ctx.client();
       const c = await client.getCluster(ident);
       const name = c.name ?? c.uuid;
-      const t = await client.getTemplate(c.cluster_template_id ?? '');
+      if (!c.cluster_template_id) throw new CommandFailedError(`cluster ${name} has no cluster template`);
+      const t = await client.getTemplate(c.cluster_template_id);
       const coe = typeof t.coe === 'string' ? t.coe : 'kubernetes';
       const kubernetes = coe === 'kubernetes';
       const swarm = coe === 'swarm' || coe === 'swarm-mode';
