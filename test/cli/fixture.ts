@@ -8,7 +8,7 @@ import {
   type MagnumClusterObject,
   type NodeGroupObject,
 } from '../../src/domain/index.ts';
-import { loadCloudConfig, Session } from '../../src/cloud/index.ts';
+import { CloudError, loadCloudConfig, Session } from '../../src/cloud/index.ts';
 import { runCoe, type CoeIo } from '../../src/cli/coe.ts';
 import { Capture, tempDir, type CoeRun } from './helpers.ts';
 
@@ -145,7 +145,25 @@ export async function startFixture(): Promise<CoeFixture> {
       tmp.remove();
     },
   };
+  await ensureKeypair(fixture);
   return fixture;
+}
+
+/**
+ * The keypair the tests' clusters name, created for the cluster creator in the embedded cloud
+ * when the catalog has a compute endpoint (Magnum checks that it exists once a cloud is wired).
+ */
+async function ensureKeypair(fixture: CoeFixture): Promise<void> {
+  const session = sessionFor(fixture);
+  try {
+    await session.request('compute', 'POST', '/os-keypairs', { body: { keypair: { name: 'my-keypair' } } });
+  } catch (err) {
+    const noCompute =
+      err instanceof CloudError && err.status === undefined && /endpoint/.test(err.cloudMessage);
+    if (!noCompute && !(err instanceof CloudError && err.status === 409)) throw err;
+  } finally {
+    session.close();
+  }
 }
 
 /**
