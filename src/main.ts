@@ -9,6 +9,7 @@ import { loadCloudConfig } from './cloud/index.ts';
 import { identityRoutes } from './api/identity/index.ts';
 import { magnumRoutes, seedPublicTemplates } from './api/magnum/index.ts';
 import { StorePki, loadOrCreateKey } from './workload/index.ts';
+import { CLOUD_PREFIX, embeddedCloud } from './cloudsim/index.ts';
 
 /**
  * The only place that wires concrete engines together: store engine, identity, the
@@ -104,6 +105,20 @@ export async function startMagnetar(options: StartOptions): Promise<Magnetar> {
   closers.push(() => identity.close());
 
   // --- wiring: embedded cloud ---
+  if (config.cloud.mode === 'embedded') {
+    const embedded = embeddedCloud({ store, identity, clock, latencyMs: config.cloud.simulatedLatencyMs });
+    for (const s of embedded.services) {
+      identity.registerService({
+        type: s.type,
+        name: s.name,
+        urlForProject: (projectId) => `${getBaseUrl()}${s.path.replace('{project_id}', projectId)}`,
+      });
+    }
+    plugins.push({ name: 'embedded cloud', prefix: CLOUD_PREFIX, plugin: embedded.plugin });
+    const cloudAdminProject = (await identity.listProjects()).find((p) => p.name === BOOTSTRAP.adminProject);
+    if (cloudAdminProject) await embedded.seed({ adminProjectId: cloudAdminProject.id });
+    closers.push(() => embedded.close());
+  }
 
   // --- wiring: Magnum v1 API ---
   identity.registerService({ type: 'container-infra', name: 'magnum', urlForProject: () => `${getBaseUrl()}/v1` });
@@ -146,6 +161,23 @@ export async function startMagnetar(options: StartOptions): Promise<Magnetar> {
   if (!config.publicUrl && addr && typeof addr === 'object') baseUrl = `http://${config.host}:${addr.port}`;
 
   // --- wiring after listen: controllers, workload emulation ---
+
+  // >>> workload emulation (embedded cloud only): the emulated clusters' Kubernetes APIs on loopback ports
+  if (config.cloud.mode === 'embedded' && options.controllers !== false && config.role !== 'api') {
+    const { WorkloadEmulator, StorePki: EmulatorPki, loadOrCreateKey: emulatorKey } = await import('./workload/index.ts');
+    const latencyMs = config.cloud.simulatedLatencyMs;
+    const emulator = new WorkloadEmulator({
+      store,
+      pki: new EmulatorPki({ store, clock, encryptionKey: emulatorKey(config.dataDir) }),
+      clock,
+      host: '127.0.0.1',
+      log: app.log,
+      timing: { nodeReadyMs: latencyMs, podStartMs: Math.round(latencyMs / 2) },
+    });
+    await emulator.start();
+    closers.push(() => emulator.stop());
+  }
+  // <<< workload emulation
 
   // >>> controllers (provisioning engine)
   if (options.controllers !== false && config.role !== 'api') {
