@@ -31,9 +31,7 @@ export async function buildServer(options: ServerOptions): Promise<FastifyInstan
     logger: options.logger ?? (options.config.logLevel === 'silent' ? false : { level: options.config.logLevel }),
     genReqId: () => `req-${randomUUID()}`,
     requestIdHeader: false,
-    ignoreTrailingSlash: true,
-    ignoreDuplicateSlashes: true,
-    maxParamLength: 500,
+    routerOptions: { ignoreTrailingSlash: true, ignoreDuplicateSlashes: true, maxParamLength: 500 },
     forceCloseConnections: true,
   });
 
