@@ -17,7 +17,7 @@ import { registerServerRoutes } from './servers.ts';
 /** Nova's microversions served: 2.1 to 2.79. */
 export const NOVA_VERSIONS: MicroversionRange = {
   service: 'compute',
-  legacyHeader: 'x-openstack-nova-api-version',
+  legacyHeader: 'X-OpenStack-Nova-API-Version',
   major: 2,
   minMinor: 1,
   maxMinor: 79,
@@ -45,7 +45,10 @@ export function computePlugin(ctx: CloudContext, net: NetworkService, vol: Volum
   return async (app: FastifyInstance): Promise<void> => {
     app.setErrorHandler(cloudErrorHandler('nova', ctx.log));
     app.setNotFoundHandler(cloudNotFoundHandler('nova'));
-    app.get('/', async (req) => ({ versions: [versionDoc(req)] }));
+      app.get('/', async (req) => {
+      const { id, status, version, min_version, updated } = versionDoc(req);
+      return { versions: [{ id, status, version, min_version, updated, links: [{ rel: 'self', href: `${baseUrl(req)}/cloud/compute/v2.1/` }] }] };
+    });
     app.get('/v2.1', async (req) => ({ version: versionDoc(req) }));
 
     await app.register(

@@ -210,7 +210,7 @@ export class ServerCreator {
       user_data: b.user_data ?? null,
       metadata,
       tags: [...new Set(b.tags ?? [])],
-      description: b.description ?? null,
+      description: b.description === undefined ? b.name : b.description,
       security_groups: portRefs.length > 0 ? sgNames : [],
       ports: portRefs,
       volumes: volumeRefs,

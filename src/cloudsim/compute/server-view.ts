@@ -115,6 +115,7 @@ export async function serverView(ctx: CloudContext, req: FastifyRequest, caller:
   if (minor >= 19) v.description = s.description;
   if (minor >= 26) v.tags = s.tags;
   if (minor >= 63) v.trusted_image_certificates = null;
+  if (minor >= 71) v.server_groups = [];
   if (minor >= 73) v.locked_reason = s.locked_reason;
   return v;
 }

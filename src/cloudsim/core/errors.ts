@@ -98,6 +98,7 @@ export function renderError(
   message: string,
   code?: string,
   details?: Record<string, unknown>,
+  accept = '',
 ): RenderedError {
   const json = (body: unknown): RenderedError => ({ status, contentType: 'application/json', body: JSON.stringify(body) });
   switch (style) {
@@ -110,23 +111,28 @@ export function renderError(
     }
     case 'octavia':
       return json({ faultcode: status >= 500 ? 'Server' : 'Client', faultstring: message, debuginfo: null });
-    case 'glance':
-    case 'swift': {
-      const title = `${status} ${REASONS[status] ?? 'Error'}`;
-      const body =
-        style === 'glance'
-          ? `<html>\n <head>\n  <title>${title}</title>\n </head>\n <body>\n  <h1>${title}</h1>\n  ${escapeHtml(message)}<br /><br />\n\n\n\n </body>\n</html>`
-          : `<html><h1>${REASONS[status] ?? 'Error'}</h1><p>${escapeHtml(message)}</p></html>`;
+    case 'glance': {
+      // webob: JSON when the client accepts it, an HTML page otherwise.
+      const title = REASONS[status] ?? 'Error';
+      if (accept.includes('application/json')) {
+        return json({ message: `${message}<br /><br />\n\n\n`, code: `${status} ${title}`, title });
+      }
+      const body = `<html>\n <head>\n  <title>${status} ${title}</title>\n </head>\n <body>\n  <h1>${status} ${title}</h1>\n  ${escapeHtml(message)}<br /><br />\n\n\n\n </body>\n</html>`;
       return { status, contentType: 'text/html; charset=UTF-8', body };
     }
+    case 'swift':
+      return { status, contentType: 'text/html; charset=UTF-8', body: `<html><h1>${REASONS[status] ?? 'Error'}</h1><p>${escapeHtml(message)}</p></html>` };
     case 'admin':
       return json({ error: { code: status, title: REASONS[status] ?? 'Error', message } });
   }
 }
 
 function escapeHtml(s: string): string {
-  return s.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;');
+  return s.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/'/g, '&#x27;').replace(/"/g, '&quot;');
 }
+
+const GLANCE_401 =
+  'This server could not verify that you are authorized to access the document you requested. Either you supplied the wrong credentials (e.g., bad password), or your browser does not understand how to supply the credentials required.';
 
 /** keystonemiddleware's answer to a missing or invalid token, the same for every service. */
 export function unauthorizedBody(): string {
@@ -168,10 +174,15 @@ export function cloudErrorHandler(style: ErrorStyle, log: Logger) {
     if (!known) log.error({ err, requestId: req.id, url: req.url }, 'embedded cloud: unexpected error');
     const status = known?.status ?? 500;
     const message = known?.message ?? `An unexpected error occurred (request ${req.id}).`;
+    const accept = String(req.headers.accept ?? '');
     if (status === 401) {
+      if (style === 'glance' || style === 'swift') {
+        const r = renderError(style, 401, GLANCE_401, undefined, undefined, accept);
+        return reply.code(401).type(r.contentType).send(r.body);
+      }
       return reply.code(401).type('application/json').send(unauthorizedBody());
     }
-    const r = renderError(style, status, message, known?.code, known?.details);
+    const r = renderError(style, status, message, known?.code, known?.details, accept);
     return reply.code(r.status).type(r.contentType).send(r.body);
   };
 }
@@ -179,7 +190,7 @@ export function cloudErrorHandler(style: ErrorStyle, log: Logger) {
 /** A not-found handler rendering in `style`. */
 export function cloudNotFoundHandler(style: ErrorStyle) {
   return (req: FastifyRequest, reply: FastifyReply): FastifyReply => {
-    const r = renderError(style, 404, 'The resource could not be found.');
+    const r = renderError(style, 404, 'The resource could not be found.', undefined, undefined, String(req.headers.accept ?? ''));
     return reply.code(404).type(r.contentType).send(r.body);
   };
 }

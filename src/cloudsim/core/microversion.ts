@@ -6,7 +6,7 @@ import { CloudHttpError } from './errors.ts';
 export interface MicroversionRange {
   /** Name in `OpenStack-API-Version: <service> X.Y`. */
   service: string;
-  /** Legacy header (`X-OpenStack-Nova-API-Version`), if the service has one. */
+  /** Legacy header as written on the wire (`X-OpenStack-Nova-API-Version`), if the service has one. */
   legacyHeader?: string;
   major: number;
   minMinor: number;
@@ -28,7 +28,7 @@ function requested(req: FastifyRequest, range: MicroversionRange): string | unde
     if (svc?.toLowerCase() === range.service && ver) return ver;
   }
   if (range.legacyHeader) {
-    const legacy = req.headers[range.legacyHeader];
+    const legacy = req.headers[range.legacyHeader.toLowerCase()];
     const l = Array.isArray(legacy) ? legacy[0] : legacy;
     if (l) return l.trim();
   }
@@ -65,8 +65,8 @@ export function microversionHook(range: MicroversionRange) {
     const vary = ['OpenStack-API-Version'];
     if (range.legacyHeader) {
       void reply.header(range.legacyHeader, v);
-      vary.push(range.legacyHeader.replace(/(^|-)([a-z])/g, (_m, d: string, c: string) => d + c.toUpperCase()));
+      vary.push(range.legacyHeader);
     }
-    void reply.header('vary', vary.join(', '));
+    void reply.header('vary', vary);
   };
 }

@@ -11,7 +11,6 @@ const EXTENSIONS: [string, string, string][] = [
   ['allowed-address-pairs', 'Allowed Address Pairs', 'Provides allowed address pairs'],
   ['availability_zone', 'Availability Zone', 'The availability zone extension.'],
   ['binding', 'Port Binding', 'Expose port bindings of a virtual port to external application'],
-  ['dns-domain-ports', 'dns_domain for ports', 'Allows the DNS domain to be specified for a network port.'],
   ['empty-string-filtering', 'Empty String Filtering Extension', 'Allow filtering by attributes with empty string value'],
   ['external-net', 'Neutron external network', 'Adds external network attribute to network resource.'],
   ['ext-gw-mode', 'Neutron L3 Configurable external gateway mode', 'Extension of the router abstraction for specifying whether SNAT should occur on the external gateway'],

@@ -34,9 +34,6 @@ export function networkView(row: Row<Network>, admin: boolean): Record<string, u
     'router:external': n.external,
     ...(n.external ? { is_default: n.is_default } : {}),
     port_security_enabled: n.port_security_enabled,
-    qos_policy_id: null,
-    dns_domain: n.dns_domain,
-    l2_adjacency: true,
     ...(admin
       ? {
           'provider:network_type': n.network_type,
@@ -92,17 +89,6 @@ export function portView(row: Row<Port>, admin: boolean): Record<string, unknown
           'binding:vif_details': bound ? { port_filter: true, connectivity: 'l2', bridge_name: 'br-int', datapath_type: 'system' } : {},
         }
       : {}),
-    qos_policy_id: null,
-    qos_network_policy_id: null,
-    resource_request: null,
-    ip_allocation: 'immediate',
-    propagate_uplink_status: false,
-    dns_name: p.dns_name,
-    dns_assignment: p.fixed_ips.map((f) => ({
-      ip_address: f.ip_address,
-      hostname: p.dns_name || `host-${f.ip_address.replace(/\./g, '-')}`,
-      fqdn: `${p.dns_name || `host-${f.ip_address.replace(/\./g, '-')}`}.openstacklocal.`,
-    })),
   };
 }
 
