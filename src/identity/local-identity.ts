@@ -54,6 +54,9 @@ export interface WriteClientFilesOptions {
   print?: boolean;
 }
 
+/** Most validated tokens remembered; the cache starts over when full. */
+const VALIDATED_CACHE_SIZE = 10_000;
+
 function projectInfo(p: Rec<ProjectSpec>): ProjectInfo {
   return { id: p.id, name: p.spec.name, domainId: p.spec.domainId, enabled: p.spec.enabled };
 }
@@ -74,6 +77,8 @@ export class LocalIdentity implements MagnetarIdentity {
   private readonly core: IdentityCore;
   private lastBootstrap: BootstrapResult = { firstStart: false, credentials: [] };
   private readonly serviceTokens = new Map<string, { token: string; expiresAtMs: number }>();
+  /** Validated tokens, good while the view has not changed and the token has not expired. */
+  private readonly validated = new Map<string, { ctx: AuthContext; generation: number; expiresAtMs: number }>();
 
   private constructor(core: IdentityCore) {
     this.core = core;
@@ -139,9 +144,18 @@ export class LocalIdentity implements MagnetarIdentity {
   // --- IdentityProvider ---
 
   async validate(token: string): Promise<AuthContext> {
-    const pending = this.core.view.fresh();
+    const view = this.core.view;
+    const pending = view.fresh();
     if (pending) await pending;
-    return authContextOf(resolveToken(this.core, token));
+    const hit = this.validated.get(token);
+    if (hit && hit.generation === view.generation && this.core.clock.now() < hit.expiresAtMs) {
+      return { ...hit.ctx, roles: [...hit.ctx.roles], methods: [...hit.ctx.methods] };
+    }
+    const resolved = resolveToken(this.core, token);
+    const ctx = authContextOf(resolved);
+    if (this.validated.size >= VALIDATED_CACHE_SIZE) this.validated.clear();
+    this.validated.set(token, { ctx, generation: view.generation, expiresAtMs: resolved.payload.expiresAtMs });
+    return { ...ctx, roles: [...ctx.roles], methods: [...ctx.methods] };
   }
 
   async getProject(id: string): Promise<ProjectInfo | undefined> {

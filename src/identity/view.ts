@@ -52,6 +52,8 @@ export class IdentityView {
   readonly keys = new Map<string, SigningKey>();
   /** The key new tokens are signed with (the newest). */
   currentKey: SigningKey | undefined;
+  /** Bumped on every change applied: anything derived from the view is stale once it moves. */
+  generation = 0;
 
   private readonly usersByName = new Map<string, string>();
   private readonly projectsByName = new Map<string, string>();
@@ -151,6 +153,7 @@ export class IdentityView {
   }
 
   private clear(): void {
+    this.generation++;
     for (const m of [this.domains, this.projects, this.users, this.roles, this.assignments, this.appCreds]) m.clear();
     this.revoked.clear();
     this.keys.clear();
@@ -161,6 +164,7 @@ export class IdentityView {
   }
 
   private apply(e: WatchEvent): void {
+    this.generation++;
     if (e.type === 'DELETED') this.remove(e.object);
     else this.put(e.object);
   }
