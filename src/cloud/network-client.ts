@@ -660,7 +660,8 @@ export class NeutronNetworkClient implements NetworkClient {
       z.looseObject({ port_id: z.string(), subnet_id: z.string() }),
       'PUT',
       `/routers/${seg(routerId)}/add_router_interface`,
-      { body },
+      // An action despite the PUT: repeating one that went through answers 400, so no automatic retry.
+      { body, retry: false },
     );
     return { portId: res.port_id, subnetId: res.subnet_id };
   }
@@ -670,7 +671,7 @@ export class NeutronNetworkClient implements NetworkClient {
     target: { subnetId: string } | { portId: string },
   ): Promise<void> {
     const body = 'subnetId' in target ? { subnet_id: target.subnetId } : { port_id: target.portId };
-    await this.api.send('PUT', `/routers/${seg(routerId)}/remove_router_interface`, { body });
+    await this.api.send('PUT', `/routers/${seg(routerId)}/remove_router_interface`, { body, retry: false });
   }
 
   async deleteRouter(id: string): Promise<void> {
