@@ -30,9 +30,12 @@ export interface CreatedAppCred {
 }
 
 function duplicate(name: string): ConflictError {
-  return new ConflictError(`Conflict occurred attempting to store application_credential - Duplicate name, ${name}.`, {
-    code: 'Duplicate',
-  });
+  return new ConflictError(
+    `Conflict occurred attempting to store application_credential - Duplicate name, ${name}.`,
+    {
+      code: 'Duplicate',
+    },
+  );
 }
 
 /** Application credentials: a user's secret for automation, tied to one project and a subset of roles. */
@@ -45,13 +48,20 @@ export class AppCredentials {
    */
   async create(caller: AuthContext, userId: string, input: AppCredInput): Promise<CreatedAppCred> {
     if (caller.userId !== userId) {
-      throw forbidden('identity:create_application_credential', 'Application credentials can only be created for yourself.');
+      throw forbidden(
+        'identity:create_application_credential',
+        'Application credentials can only be created for yourself.',
+      );
     }
     const projectId = caller.projectId;
-    if (!projectId) throw forbidden('identity:create_application_credential', 'A project-scoped token is required.');
+    if (!projectId)
+      throw forbidden('identity:create_application_credential', 'A project-scoped token is required.');
     const via = this.viaAppCred(caller);
     if (via && !via.spec.unrestricted) {
-      throw forbidden('identity:create_application_credential', 'A restricted application credential cannot create application credentials.');
+      throw forbidden(
+        'identity:create_application_credential',
+        'A restricted application credential cannot create application credentials.',
+      );
     }
     if (!input.name) throw new InputError("Invalid input for field 'name': a non-empty name is required.");
     const v = this.core.view;
@@ -68,16 +78,22 @@ export class AppCredentials {
         const label = 'id' in ref ? ref.id : ref.name;
         if (!role) throw notFound('role', label);
         if (!held.has(role.id)) {
-          throw forbidden('identity:create_application_credential', `You do not have the role ${role.spec.name} on this project.`);
+          throw forbidden(
+            'identity:create_application_credential',
+            `You do not have the role ${role.spec.name} on this project.`,
+          );
         }
         return role.id;
       });
     }
     const now = this.core.clock.now();
     if (input.expiresAtMs !== undefined && input.expiresAtMs !== null && input.expiresAtMs <= now) {
-      throw new InputError("Invalid input for field 'expires_at': the expiry is in the past.", { code: 'Expired' });
+      throw new InputError("Invalid input for field 'expires_at': the expiry is in the past.", {
+        code: 'Expired',
+      });
     }
-    if ([...v.appCreds.values()].some((c) => c.spec.userId === userId && c.spec.name === input.name)) throw duplicate(input.name);
+    if ([...v.appCreds.values()].some((c) => c.spec.userId === userId && c.spec.name === input.name))
+      throw duplicate(input.name);
     const secret = input.secret || newSecret();
     const id = newId();
     const spec: ApplicationCredentialSpec = {
@@ -92,7 +108,10 @@ export class AppCredentials {
     };
     await commitAndSync(
       this.core,
-      [claimOp('application-credential', userId, input.name, id), { op: 'create', object: newIdentityObject('ApplicationCredential', id, spec) }],
+      [
+        claimOp('application-credential', userId, input.name, id),
+        { op: 'create', object: newIdentityObject('ApplicationCredential', id, spec) },
+      ],
       () => duplicate(input.name),
     );
     return { cred: { id, spec }, secret };
@@ -118,9 +137,15 @@ export class AppCredentials {
     const c = this.get(caller, userId, id);
     const via = this.viaAppCred(caller);
     if (via && !via.spec.unrestricted) {
-      throw forbidden('identity:delete_application_credential', 'A restricted application credential cannot delete application credentials.');
+      throw forbidden(
+        'identity:delete_application_credential',
+        'A restricted application credential cannot delete application credentials.',
+      );
     }
-    await commitAndSync(this.core, [deleteOp('ApplicationCredential', id), releaseOp('application-credential', userId, c.spec.name)]);
+    await commitAndSync(this.core, [
+      deleteOp('ApplicationCredential', id),
+      releaseOp('application-credential', userId, c.spec.name),
+    ]);
   }
 
   /** The credential the caller's token came from, if any. */

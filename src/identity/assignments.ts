@@ -52,7 +52,8 @@ export class Assignments {
     requireAdmin(caller, 'identity:revoke_grant');
     this.checkTargets(scope, userId, roleId);
     const name = assignmentName({ scope, userId, roleId });
-    if (!this.core.view.assignments.has(name)) throw notFound('role assignment', `${roleId} for user ${userId}`);
+    if (!this.core.view.assignments.has(name))
+      throw notFound('role assignment', `${roleId} for user ${userId}`);
     await commitAndSync(this.core, [deleteOp('RoleAssignment', name)]);
   }
 
@@ -72,7 +73,10 @@ export class Assignments {
     if (scope.type === 'project' && !v.projects.has(scope.id)) throw notFound('project', scope.id);
     if (scope.type === 'domain' && !v.domains.has(scope.id)) throw notFound('domain', scope.id);
     if (!v.users.has(userId)) throw notFound('user', userId);
-    const ids = v.assignmentsOf(userId).filter((a) => sameScope(a.spec.scope, scope)).map((a) => a.spec.roleId);
+    const ids = v
+      .assignmentsOf(userId)
+      .filter((a) => sameScope(a.spec.scope, scope))
+      .map((a) => a.spec.roleId);
     return rolesOf(v, ids);
   }
 
@@ -99,7 +103,12 @@ export class Assignments {
       const spec: RoleAssignmentSpec = a.spec;
       if (q.effective) {
         for (const roleId of expandImplied(v, [spec.roleId])) {
-          add({ userId: spec.userId, scope: spec.scope, roleId, ...(roleId === spec.roleId ? {} : { priorRoleId: spec.roleId }) });
+          add({
+            userId: spec.userId,
+            scope: spec.scope,
+            roleId,
+            ...(roleId === spec.roleId ? {} : { priorRoleId: spec.roleId }),
+          });
         }
       } else add({ userId: spec.userId, scope: spec.scope, roleId: spec.roleId });
     }

@@ -35,8 +35,10 @@ export interface AuthRequest {
   scope: ScopeRequest;
 }
 
-const BAD_CREDENTIALS = 'The request you have made requires authentication. The user name, password or secret is incorrect.';
-const SCOPE_REFUSED = 'The request you have made requires authentication. The scope asked for does not exist or the user has no role on it.';
+const BAD_CREDENTIALS =
+  'The request you have made requires authentication. The user name, password or secret is incorrect.';
+const SCOPE_REFUSED =
+  'The request you have made requires authentication. The scope asked for does not exist or the user has no role on it.';
 
 function badCredentials(): AuthenticationError {
   return new AuthenticationError(BAD_CREDENTIALS, { code: 'BadCredentials' });
@@ -68,7 +70,8 @@ function resolveScope(core: IdentityCore, user: Rec<UserSpec>, req: ScopeRequest
     case 'default': {
       const id = user.spec.defaultProjectId;
       const project = id === undefined ? undefined : view.projects.get(id);
-      const usable = project?.spec.enabled && directRoleIds(view, user.id, { type: 'project', id: project.id }).size > 0;
+      const usable =
+        project?.spec.enabled && directRoleIds(view, user.id, { type: 'project', id: project.id }).size > 0;
       return usable ? { type: 'project', id: project.id } : { type: 'unscoped' };
     }
     case 'project': {
@@ -103,16 +106,20 @@ function issue(
     });
   } catch (err) {
     // The only way a fresh token fails to resolve is a scope without roles (or a disabled target).
-    if (err instanceof AuthenticationError) throw new AuthenticationError(SCOPE_REFUSED, { code: 'BadScope', cause: err });
+    if (err instanceof AuthenticationError)
+      throw new AuthenticationError(SCOPE_REFUSED, { code: 'BadScope', cause: err });
     throw err;
   }
 }
 
 function checkEnabled(user: Rec<UserSpec>, view: IdentityView): void {
   if (!user.spec.enabled || !view.domains.get(user.spec.domainId)?.spec.enabled) {
-    throw new AuthenticationError(`The request you have made requires authentication. The account is disabled for user: ${user.id}.`, {
-      code: 'UserDisabled',
-    });
+    throw new AuthenticationError(
+      `The request you have made requires authentication. The account is disabled for user: ${user.id}.`,
+      {
+        code: 'UserDisabled',
+      },
+    );
   }
 }
 
@@ -127,32 +134,44 @@ export async function authenticate(core: IdentityCore, req: AuthRequest): Promis
       const ok = await verifySecret(id.password, user?.spec.passwordHash, core.scryptCost);
       if (!user || !ok) throw badCredentials();
       checkEnabled(user, view);
-      return issue(core, user, resolveScope(core, user, req.scope), { methods: ['password'], expiresAtMs: now + core.tokenTtlMs });
+      return issue(core, user, resolveScope(core, user, req.scope), {
+        methods: ['password'],
+        expiresAtMs: now + core.tokenTtlMs,
+      });
     }
     case 'application_credential': {
       let cred;
       if ('id' in id) cred = view.appCreds.get(id.id);
       else {
         const owner = findUser(view, id.user);
-        cred = owner ? [...view.appCreds.values()].find((c) => c.spec.userId === owner.id && c.spec.name === id.name) : undefined;
+        cred = owner
+          ? [...view.appCreds.values()].find((c) => c.spec.userId === owner.id && c.spec.name === id.name)
+          : undefined;
       }
       const ok = await verifySecret(id.secret, cred?.spec.secretHash, core.scryptCost);
       if (!cred || !ok) throw badCredentials();
       if (cred.spec.expiresAtMs !== null && now >= cred.spec.expiresAtMs) {
-        throw new AuthenticationError('The request you have made requires authentication. The application credential has expired.', {
-          code: 'AppCredExpired',
-        });
+        throw new AuthenticationError(
+          'The request you have made requires authentication. The application credential has expired.',
+          {
+            code: 'AppCredExpired',
+          },
+        );
       }
       const user = view.users.get(cred.spec.userId);
       if (!user) throw badCredentials();
       checkEnabled(user, view);
       const s = req.scope;
       const sameProject =
-        s.type === 'default' || (s.type === 'project' && findProject(view, s.project)?.id === cred.spec.projectId);
+        s.type === 'default' ||
+        (s.type === 'project' && findProject(view, s.project)?.id === cred.spec.projectId);
       if (!sameProject) {
-        throw new InputError('Application credentials cannot request a scope: the token is scoped to their project.', {
-          code: 'AppCredScope',
-        });
+        throw new InputError(
+          'Application credentials cannot request a scope: the token is scoped to their project.',
+          {
+            code: 'AppCredScope',
+          },
+        );
       }
       const ttlEnd = now + core.tokenTtlMs;
       return issue(
@@ -169,7 +188,9 @@ export async function authenticate(core: IdentityCore, req: AuthRequest): Promis
     case 'token': {
       const parent = resolveToken(core, id.token);
       if (parent.appCred) {
-        throw new NotAllowedError('A token obtained with an application credential cannot be rescoped.', { code: 'RescopeAppCred' });
+        throw new NotAllowedError('A token obtained with an application credential cannot be rescoped.', {
+          code: 'RescopeAppCred',
+        });
       }
       const methods = ['token', ...parent.payload.methods.filter((m) => m !== 'token')];
       return issue(core, parent.user, resolveScope(core, parent.user, req.scope), {

@@ -1,7 +1,14 @@
 import { ConflictError } from '../domain/index.ts';
 import type { WriteOp } from '../store/index.ts';
 import { claimOp, commitAndSync, newIdentityObject, type IdentityCore } from './core.ts';
-import { assignmentName, type AssignmentScope, type DomainSpec, type ProjectSpec, type RoleSpec, type UserSpec } from './kinds.ts';
+import {
+  assignmentName,
+  type AssignmentScope,
+  type DomainSpec,
+  type ProjectSpec,
+  type RoleSpec,
+  type UserSpec,
+} from './kinds.ts';
 import { hashSecret, newId, newPassword } from './secrets.ts';
 
 /** Credentials created on the first start: the only moment their passwords are known. */
@@ -46,9 +53,28 @@ interface PlannedUser {
 }
 
 const USERS: PlannedUser[] = [
-  { name: BOOTSTRAP.adminUser, project: BOOTSTRAP.adminProject, role: 'admin', serviceAccount: false, cloud: 'magnetar-admin', system: true },
-  { name: BOOTSTRAP.demoUser, project: BOOTSTRAP.demoProject, role: 'member', serviceAccount: false, cloud: 'magnetar-demo' },
-  { name: BOOTSTRAP.demoServiceAccount, project: BOOTSTRAP.demoProject, role: 'member', serviceAccount: true, cloud: 'magnetar-demo-sa' },
+  {
+    name: BOOTSTRAP.adminUser,
+    project: BOOTSTRAP.adminProject,
+    role: 'admin',
+    serviceAccount: false,
+    cloud: 'magnetar-admin',
+    system: true,
+  },
+  {
+    name: BOOTSTRAP.demoUser,
+    project: BOOTSTRAP.demoProject,
+    role: 'member',
+    serviceAccount: false,
+    cloud: 'magnetar-demo',
+  },
+  {
+    name: BOOTSTRAP.demoServiceAccount,
+    project: BOOTSTRAP.demoProject,
+    role: 'member',
+    serviceAccount: true,
+    cloud: 'magnetar-demo-sa',
+  },
   { name: BOOTSTRAP.serviceUser, project: BOOTSTRAP.adminProject, role: 'admin', serviceAccount: true },
 ];
 
@@ -65,16 +91,25 @@ export async function bootstrapIdentity(core: IdentityCore): Promise<BootstrapRe
   const d = BOOTSTRAP.domainId;
   const ops: WriteOp[] = [];
   const domain: DomainSpec = { name: BOOTSTRAP.domainName, description: 'The default domain', enabled: true };
-  ops.push(claimOp('domain', '', domain.name, d), { op: 'create', object: newIdentityObject('Domain', d, domain) });
+  ops.push(claimOp('domain', '', domain.name, d), {
+    op: 'create',
+    object: newIdentityObject('Domain', d, domain),
+  });
 
   const roleIds = { admin: newId(), member: newId(), reader: newId() };
   const roles: [keyof typeof roleIds, RoleSpec][] = [
     ['reader', { name: 'reader', description: 'Read-only access', implies: [] }],
     ['member', { name: 'member', description: 'Use a project: implies reader', implies: [roleIds.reader] }],
-    ['admin', { name: 'admin', description: 'Administer the cloud: implies member', implies: [roleIds.member] }],
+    [
+      'admin',
+      { name: 'admin', description: 'Administer the cloud: implies member', implies: [roleIds.member] },
+    ],
   ];
   for (const [key, spec] of roles) {
-    ops.push(claimOp('role', '', spec.name, roleIds[key]), { op: 'create', object: newIdentityObject('Role', roleIds[key], spec) });
+    ops.push(claimOp('role', '', spec.name, roleIds[key]), {
+      op: 'create',
+      object: newIdentityObject('Role', roleIds[key], spec),
+    });
   }
 
   const projectIds: Record<string, string> = {};
@@ -84,12 +119,16 @@ export async function bootstrapIdentity(core: IdentityCore): Promise<BootstrapRe
     const spec: ProjectSpec = {
       name,
       domainId: d,
-      description: name === BOOTSTRAP.adminProject ? 'Bootstrap project for administering the cloud' : 'Demo project',
+      description:
+        name === BOOTSTRAP.adminProject ? 'Bootstrap project for administering the cloud' : 'Demo project',
       enabled: true,
       tags: [],
       extra: {},
     };
-    ops.push(claimOp('project', d, name, id), { op: 'create', object: newIdentityObject('Project', id, spec) });
+    ops.push(claimOp('project', d, name, id), {
+      op: 'create',
+      object: newIdentityObject('Project', id, spec),
+    });
   }
 
   const credentials: BootstrapCredential[] = [];
@@ -108,7 +147,10 @@ export async function bootstrapIdentity(core: IdentityCore): Promise<BootstrapRe
       extra: {},
     };
     ops.push(claimOp('user', d, u.name, id), { op: 'create', object: newIdentityObject('User', id, spec) });
-    const scopes: AssignmentScope[] = [{ type: 'project', id: projectId }, ...(u.system ? [{ type: 'system' } as const] : [])];
+    const scopes: AssignmentScope[] = [
+      { type: 'project', id: projectId },
+      ...(u.system ? [{ type: 'system' } as const] : []),
+    ];
     for (const scope of scopes) {
       const a = { userId: id, roleId: roleIds[u.role], scope };
       ops.push({ op: 'create', object: newIdentityObject('RoleAssignment', assignmentName(a), a) });
@@ -129,7 +171,8 @@ export async function bootstrapIdentity(core: IdentityCore): Promise<BootstrapRe
     await commitAndSync(core, ops);
   } catch (err) {
     // Another process bootstrapped at the same moment: its state stands, ours was not written.
-    if (err instanceof ConflictError && core.view.domains.has(BOOTSTRAP.domainId)) return { firstStart: false, credentials: [] };
+    if (err instanceof ConflictError && core.view.domains.has(BOOTSTRAP.domainId))
+      return { firstStart: false, credentials: [] };
     throw err;
   }
   return { firstStart: true, credentials };

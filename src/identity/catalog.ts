@@ -92,6 +92,8 @@ export class ServiceCatalog {
 
   /** Every service with endpoint URLs as templates (`/v3/services`, `/v3/endpoints`). */
   all(): CatalogService[] {
-    return [...this.registrations.values()].map((reg) => this.build(reg, reg.urlForProject(PROJECT_ID_TEMPLATE)));
+    return [...this.registrations.values()].map((reg) =>
+      this.build(reg, reg.urlForProject(PROJECT_ID_TEMPLATE)),
+    );
   }
 }

@@ -99,7 +99,10 @@ export function writeClientFiles(options: ClientFilesOptions): ClientFiles {
     };
   }
   if (ours.length === 0) return { cloudsYaml, openrc: [], clouds: Object.keys(clouds) };
-  writePrivate(cloudsYaml, `# Written by Magnetar. Use with: OS_CLIENT_CONFIG_FILE=<this file> OS_CLOUD=<entry> openstack ...\n${stringifyYaml({ clouds })}`);
+  writePrivate(
+    cloudsYaml,
+    `# Written by Magnetar. Use with: OS_CLIENT_CONFIG_FILE=<this file> OS_CLOUD=<entry> openstack ...\n${stringifyYaml({ clouds })}`,
+  );
   const openrc: string[] = [];
   for (const c of ours) {
     const path = join(options.dataDir, `${c.cloud}-openrc.sh`);
@@ -124,12 +127,20 @@ export function writeClientFiles(options: ClientFilesOptions): ClientFiles {
 }
 
 /** The text printed once on the first start. */
-export function bootstrapBanner(credentials: BootstrapCredential[], files: ClientFiles, authUrl: string): string {
+export function bootstrapBanner(
+  credentials: BootstrapCredential[],
+  files: ClientFiles,
+  authUrl: string,
+): string {
   const width = Math.max(...credentials.map((c) => c.username.length), 8);
   const rows = credentials.map(
-    (c) => `  ${c.username.padEnd(width)}  project ${c.projectName.padEnd(6)}  password ${c.password}   (cloud ${c.cloud})`,
+    (c) =>
+      `  ${c.username.padEnd(width)}  project ${c.projectName.padEnd(6)}  password ${c.password}   (cloud ${c.cloud})`,
   );
-  const sa = credentials.find((c) => c.cloud === 'magnetar-demo-sa')?.cloud ?? credentials[0]?.cloud ?? 'magnetar-admin';
+  const sa =
+    credentials.find((c) => c.cloud === 'magnetar-demo-sa')?.cloud ??
+    credentials[0]?.cloud ??
+    'magnetar-admin';
   return [
     '',
     'Magnetar identity: first start. These passwords are shown only now:',

@@ -31,7 +31,12 @@ export function newIdentityObject<S extends object>(kind: IdentityKind, name: st
 }
 
 /** The write op that reserves a unique name (fails the whole commit when taken). */
-export function claimOp(kind: Parameters<typeof claimName>[0], scope: string, name: string, ownerId: string): WriteOp {
+export function claimOp(
+  kind: Parameters<typeof claimName>[0],
+  scope: string,
+  name: string,
+  ownerId: string,
+): WriteOp {
   return { op: 'create', object: newIdentityObject('NameClaim', claimName(kind, scope, name), { ownerId }) };
 }
 
@@ -46,7 +51,11 @@ export function deleteOp(kind: IdentityKind, name: string): WriteOp {
 }
 
 /** Read one stored identity object (for a write under its resourceVersion). */
-export function getStored(core: IdentityCore, kind: IdentityKind, name: string): Promise<ApiObject | undefined> {
+export function getStored(
+  core: IdentityCore,
+  kind: IdentityKind,
+  name: string,
+): Promise<ApiObject | undefined> {
   return core.store.get(identityType(kind), '', name);
 }
 
@@ -57,7 +66,8 @@ export function getStored(core: IdentityCore, kind: IdentityKind, name: string):
 export async function commitAndSync(
   core: IdentityCore,
   ops: WriteOp[],
-  onDuplicate: () => Error = () => new ConflictError('Conflict occurred attempting to store the entity: duplicate entry.'),
+  onDuplicate: () => Error = () =>
+    new ConflictError('Conflict occurred attempting to store the entity: duplicate entry.'),
 ): Promise<void> {
   try {
     await core.store.commit(ops);

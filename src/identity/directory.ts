@@ -32,7 +32,9 @@ export class Directory {
 
   listDomains(filter: { name?: string; enabled?: boolean } = {}): Rec<DomainSpec>[] {
     return [...this.core.view.domains.values()].filter(
-      (d) => (filter.name === undefined || d.spec.name === filter.name) && (filter.enabled === undefined || d.spec.enabled === filter.enabled),
+      (d) =>
+        (filter.name === undefined || d.spec.name === filter.name) &&
+        (filter.enabled === undefined || d.spec.enabled === filter.enabled),
     );
   }
 
@@ -43,7 +45,9 @@ export class Directory {
   }
 
   listRoles(filter: { name?: string } = {}): Rec<RoleSpec>[] {
-    return [...this.core.view.roles.values()].filter((r) => filter.name === undefined || r.spec.name === filter.name);
+    return [...this.core.view.roles.values()].filter(
+      (r) => filter.name === undefined || r.spec.name === filter.name,
+    );
   }
 
   getRole(id: string): Rec<RoleSpec> {

@@ -4,7 +4,12 @@
  */
 export { LocalIdentity, type LocalIdentityOptions, type WriteClientFilesOptions } from './local-identity.ts';
 export type { MagnetarIdentity, ServiceToken } from './provider.ts';
-export { KeystoneIdentity, keystoneServiceAuth, type KeystoneIdentityOptions, type KeystoneServiceAuth } from './keystone-identity.ts';
+export {
+  KeystoneIdentity,
+  keystoneServiceAuth,
+  type KeystoneIdentityOptions,
+  type KeystoneServiceAuth,
+} from './keystone-identity.ts';
 export {
   ServiceCatalog,
   PROJECT_ID_TEMPLATE,
@@ -14,7 +19,14 @@ export {
   type CatalogEndpoint,
   type EndpointInterface,
 } from './catalog.ts';
-export type { AuthRequest, AuthMethod, ScopeRequest, DomainRef, UserRef, ProjectRef } from './authenticate.ts';
+export type {
+  AuthRequest,
+  AuthMethod,
+  ScopeRequest,
+  DomainRef,
+  UserRef,
+  ProjectRef,
+} from './authenticate.ts';
 export type { ResolvedToken } from './tokens.ts';
 export type { BootstrapResult, BootstrapCredential } from './bootstrap.ts';
 export { BOOTSTRAP } from './bootstrap.ts';

@@ -52,8 +52,15 @@ const TokenBody = z.object({
     roles: z.array(z.object({ name: z.string() })).default([]),
   }),
 });
-const UserBody = z.object({ user: z.looseObject({ id: z.string(), service_account: z.unknown().optional() }) });
-const ProjectShape = z.object({ id: z.string(), name: z.string(), domain_id: z.string(), enabled: z.boolean().default(true) });
+const UserBody = z.object({
+  user: z.looseObject({ id: z.string(), service_account: z.unknown().optional() }),
+});
+const ProjectShape = z.object({
+  id: z.string(),
+  name: z.string(),
+  domain_id: z.string(),
+  enabled: z.boolean().default(true),
+});
 
 interface Cached<T> {
   value: T;
@@ -103,23 +110,40 @@ export class KeystoneIdentity implements MagnetarIdentity {
     this.tokens.clear();
   }
 
-  private async request(path: string, init: { method?: string; headers?: Record<string, string>; body?: unknown }): Promise<Response> {
+  private async request(
+    path: string,
+    init: { method?: string; headers?: Record<string, string>; body?: unknown },
+  ): Promise<Response> {
     try {
       return await fetch(`${this.v3}${path}`, {
         method: init.method ?? 'GET',
-        headers: { accept: 'application/json', ...(init.body ? { 'content-type': 'application/json' } : {}), ...init.headers },
+        headers: {
+          accept: 'application/json',
+          ...(init.body ? { 'content-type': 'application/json' } : {}),
+          ...init.headers,
+        },
         ...(init.body ? { body: JSON.stringify(init.body) } : {}),
         signal: AbortSignal.timeout(this.timeoutMs),
       });
     } catch (err) {
-      throw new UnavailableError(`The identity service at ${this.v3} cannot be reached.`, { code: 'KeystoneUnreachable', cause: err });
+      throw new UnavailableError(`The identity service at ${this.v3} cannot be reached.`, {
+        code: 'KeystoneUnreachable',
+        cause: err,
+      });
     }
   }
 
   private authBody(projectId?: string): unknown {
     const s = this.options.service;
     if (s.method === 'application_credential') {
-      return { auth: { identity: { methods: ['application_credential'], application_credential: { id: s.id, secret: s.secret } } } };
+      return {
+        auth: {
+          identity: {
+            methods: ['application_credential'],
+            application_credential: { id: s.id, secret: s.secret },
+          },
+        },
+      };
     }
     const scope = projectId
       ? { project: { id: projectId } }
@@ -128,7 +152,9 @@ export class KeystoneIdentity implements MagnetarIdentity {
       auth: {
         identity: {
           methods: ['password'],
-          password: { user: { name: s.username, password: s.password, domain: { name: s.userDomainName ?? 'Default' } } },
+          password: {
+            user: { name: s.username, password: s.password, domain: { name: s.userDomainName ?? 'Default' } },
+          },
         },
         scope,
       },
@@ -136,13 +162,19 @@ export class KeystoneIdentity implements MagnetarIdentity {
   }
 
   private async login(projectId?: string): Promise<{ token: string; expiresAtMs: number; untilMs: number }> {
-    const res = await this.request('/auth/tokens?nocatalog', { method: 'POST', body: this.authBody(projectId) });
+    const res = await this.request('/auth/tokens?nocatalog', {
+      method: 'POST',
+      body: this.authBody(projectId),
+    });
     const token = res.headers.get('x-subject-token');
     if (res.status !== 201 || !token) {
       await res.body?.cancel();
-      throw new UnavailableError(`Magnetar's service user cannot log in to ${this.v3} (HTTP ${res.status}); check its credentials.`, {
-        code: 'ServiceLoginFailed',
-      });
+      throw new UnavailableError(
+        `Magnetar's service user cannot log in to ${this.v3} (HTTP ${res.status}); check its credentials.`,
+        {
+          code: 'ServiceLoginFailed',
+        },
+      );
     }
     const body = TokenBody.safeParse(await res.json());
     const now = this.clock.now();
@@ -178,7 +210,10 @@ export class KeystoneIdentity implements MagnetarIdentity {
   }
 
   async validate(token: string): Promise<AuthContext> {
-    if (!token) throw new AuthenticationError('The request you have made requires authentication.', { code: 'NoToken' });
+    if (!token)
+      throw new AuthenticationError('The request you have made requires authentication.', {
+        code: 'NoToken',
+      });
     const now = this.clock.now();
     const hit = this.tokens.get(token);
     if (hit && now < hit.untilMs) return hit.value;
@@ -190,24 +225,37 @@ export class KeystoneIdentity implements MagnetarIdentity {
   }
 
   private async fetchContext(token: string): Promise<AuthContext> {
-    let res = await this.request('/auth/tokens?nocatalog', { headers: { 'x-auth-token': await this.service(), 'x-subject-token': token } });
+    let res = await this.request('/auth/tokens?nocatalog', {
+      headers: { 'x-auth-token': await this.service(), 'x-subject-token': token },
+    });
     if (res.status === 401) {
       // Ours may have expired: log in again and ask once more.
       await res.body?.cancel();
-      res = await this.request('/auth/tokens?nocatalog', { headers: { 'x-auth-token': await this.service(true), 'x-subject-token': token } });
+      res = await this.request('/auth/tokens?nocatalog', {
+        headers: { 'x-auth-token': await this.service(true), 'x-subject-token': token },
+      });
     }
     if (res.status === 404 || res.status === 401) {
       await res.body?.cancel();
-      throw new AuthenticationError('The request you have made requires authentication. The token is invalid, expired or revoked.', {
-        code: 'InvalidToken',
-      });
+      throw new AuthenticationError(
+        'The request you have made requires authentication. The token is invalid, expired or revoked.',
+        {
+          code: 'InvalidToken',
+        },
+      );
     }
     if (res.status !== 200) {
       await res.body?.cancel();
-      throw new UnavailableError(`The identity service answered HTTP ${res.status} while validating a token.`, { code: 'KeystoneError' });
+      throw new UnavailableError(
+        `The identity service answered HTTP ${res.status} while validating a token.`,
+        { code: 'KeystoneError' },
+      );
     }
     const parsed = TokenBody.safeParse(await res.json());
-    if (!parsed.success) throw new UnavailableError('The identity service answered an unexpected token body.', { code: 'KeystoneBadBody' });
+    if (!parsed.success)
+      throw new UnavailableError('The identity service answered an unexpected token body.', {
+        code: 'KeystoneBadBody',
+      });
     const t = parsed.data.token;
     const roles = t.roles.map((r) => r.name);
     const ctx: AuthContext = {
@@ -220,11 +268,16 @@ export class KeystoneIdentity implements MagnetarIdentity {
       isAdmin: roles.includes('admin'),
       expiresAt: t.expires_at,
       methods: t.methods,
-      ...(t.project ? { projectId: t.project.id, projectName: t.project.name, projectDomainId: t.project.domain.id } : {}),
+      ...(t.project
+        ? { projectId: t.project.id, projectName: t.project.name, projectDomainId: t.project.domain.id }
+        : {}),
     };
     const expires = Date.parse(t.expires_at);
     const now = this.clock.now();
-    if (now >= expires) throw new AuthenticationError('The request you have made requires authentication. The token has expired.');
+    if (now >= expires)
+      throw new AuthenticationError(
+        'The request you have made requires authentication. The token has expired.',
+      );
     this.remember(this.tokens, token, ctx, Math.min(now + this.cacheMs, expires));
     return ctx;
   }
@@ -237,7 +290,9 @@ export class KeystoneIdentity implements MagnetarIdentity {
     let flag = false;
     if (res.status === 200) {
       const body = UserBody.safeParse(await res.json());
-      flag = body.success && (body.data.user.service_account === true || body.data.user.service_account === 'true');
+      flag =
+        body.success &&
+        (body.data.user.service_account === true || body.data.user.service_account === 'true');
     } else await res.body?.cancel();
     this.remember(this.serviceAccounts, userId, flag, now + this.cacheMs);
     return flag;
@@ -251,7 +306,9 @@ export class KeystoneIdentity implements MagnetarIdentity {
     }
     if (res.status !== 200) {
       await res.body?.cancel();
-      throw new UnavailableError(`The identity service answered HTTP ${res.status} for project ${id}.`, { code: 'KeystoneError' });
+      throw new UnavailableError(`The identity service answered HTTP ${res.status} for project ${id}.`, {
+        code: 'KeystoneError',
+      });
     }
     const p = z.object({ project: ProjectShape }).parse(await res.json()).project;
     return { id: p.id, name: p.name, domainId: p.domain_id, enabled: p.enabled };
@@ -261,7 +318,9 @@ export class KeystoneIdentity implements MagnetarIdentity {
     const res = await this.asService('/projects');
     if (res.status !== 200) {
       await res.body?.cancel();
-      throw new UnavailableError(`The identity service answered HTTP ${res.status} listing projects.`, { code: 'KeystoneError' });
+      throw new UnavailableError(`The identity service answered HTTP ${res.status} listing projects.`, {
+        code: 'KeystoneError',
+      });
     }
     return z
       .object({ projects: z.array(ProjectShape) })
@@ -277,12 +336,19 @@ export class KeystoneIdentity implements MagnetarIdentity {
     const hit = this.scopedServiceTokens.get(projectId);
     if (hit && this.clock.now() < hit.untilMs) return hit.value;
     if (this.options.service.method === 'application_credential') {
-      throw new AuthenticationError('An application credential is bound to one project; use a password service user for other projects.', {
-        code: 'ServiceScope',
-      });
+      throw new AuthenticationError(
+        'An application credential is bound to one project; use a password service user for other projects.',
+        {
+          code: 'ServiceScope',
+        },
+      );
     }
     const t = await this.login(projectId);
-    const value: ServiceToken = { token: t.token, expiresAt: new Date(t.expiresAtMs).toISOString(), projectId };
+    const value: ServiceToken = {
+      token: t.token,
+      expiresAt: new Date(t.expiresAtMs).toISOString(),
+      projectId,
+    };
     this.remember(this.scopedServiceTokens, projectId, value, t.untilMs);
     return value;
   }
@@ -292,14 +358,24 @@ export class KeystoneIdentity implements MagnetarIdentity {
  * The service credentials of a clouds.yaml `auth:` section (password or application
  * credential). Throws naming the missing key.
  */
-export function keystoneServiceAuth(authType: string, auth: Record<string, string | undefined>): KeystoneServiceAuth {
+export function keystoneServiceAuth(
+  authType: string,
+  auth: Record<string, string | undefined>,
+): KeystoneServiceAuth {
   const need = (key: string): string => {
     const v = auth[key];
-    if (!v) throw new Error(`identity.mode keystone: the cloud's auth section needs ${key} (auth type ${authType})`);
+    if (!v)
+      throw new Error(
+        `identity.mode keystone: the cloud's auth section needs ${key} (auth type ${authType})`,
+      );
     return v;
   };
   if (/application_?credential/.test(authType)) {
-    return { method: 'application_credential', id: need('application_credential_id'), secret: need('application_credential_secret') };
+    return {
+      method: 'application_credential',
+      id: need('application_credential_id'),
+      secret: need('application_credential_secret'),
+    };
   }
   return {
     method: 'password',

@@ -121,9 +121,7 @@ export const TokenRevocationSpecSchema = z.object({
 export type TokenRevocationSpec = z.infer<typeof TokenRevocationSpecSchema>;
 
 export const SigningKeySpecSchema = z.object({
-  keys: z
-    .array(z.object({ id: z.string(), secret: z.string(), createdAt: z.string() }))
-    .min(1),
+  keys: z.array(z.object({ id: z.string(), secret: z.string(), createdAt: z.string() })).min(1),
 });
 export type SigningKeySpec = z.infer<typeof SigningKeySpecSchema>;
 

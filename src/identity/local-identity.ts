@@ -21,7 +21,14 @@ import { notFound } from './policy.ts';
 import { Projects } from './projects.ts';
 import { DEFAULT_SCRYPT_COST, newAuditId, type ScryptCost } from './secrets.ts';
 import { newSigningKey } from './token-codec.ts';
-import { authContextOf, mintToken, purgeExpiredRevocations, resolveToken, revokeToken, type ResolvedToken } from './tokens.ts';
+import {
+  authContextOf,
+  mintToken,
+  purgeExpiredRevocations,
+  resolveToken,
+  revokeToken,
+  type ResolvedToken,
+} from './tokens.ts';
 import type { MagnetarIdentity, ServiceToken } from './provider.ts';
 import { Users } from './users.ts';
 import { IdentityView, type Rec } from './view.ts';
@@ -78,7 +85,10 @@ export class LocalIdentity implements MagnetarIdentity {
   private lastBootstrap: BootstrapResult = { firstStart: false, credentials: [] };
   private readonly serviceTokens = new Map<string, { token: string; expiresAtMs: number }>();
   /** Validated tokens, good while the view has not changed and the token has not expired. */
-  private readonly validated = new Map<string, { ctx: AuthContext; generation: number; expiresAtMs: number }>();
+  private readonly validated = new Map<
+    string,
+    { ctx: AuthContext; generation: number; expiresAtMs: number }
+  >();
 
   private constructor(core: IdentityCore) {
     this.core = core;
@@ -111,7 +121,9 @@ export class LocalIdentity implements MagnetarIdentity {
       const key = newSigningKey();
       const spec = { keys: [{ ...key, createdAt: new Date(clock.now()).toISOString() }] };
       try {
-        await commitAndSync(core, [{ op: 'create', object: newIdentityObject('SigningKey', SIGNING_KEY_NAME, spec) }]);
+        await commitAndSync(core, [
+          { op: 'create', object: newIdentityObject('SigningKey', SIGNING_KEY_NAME, spec) },
+        ]);
       } catch (err) {
         // Another process created it first; theirs is the one.
         if (!(err instanceof ConflictError)) throw err;
@@ -154,7 +166,11 @@ export class LocalIdentity implements MagnetarIdentity {
     const resolved = resolveToken(this.core, token);
     const ctx = authContextOf(resolved);
     if (this.validated.size >= VALIDATED_CACHE_SIZE) this.validated.clear();
-    this.validated.set(token, { ctx, generation: view.generation, expiresAtMs: resolved.payload.expiresAtMs });
+    this.validated.set(token, {
+      ctx,
+      generation: view.generation,
+      expiresAtMs: resolved.payload.expiresAtMs,
+    });
     return { ...ctx, roles: [...ctx.roles], methods: [...ctx.methods] };
   }
 
@@ -197,7 +213,8 @@ export class LocalIdentity implements MagnetarIdentity {
   /** Projects the token's user has a role on (`GET /v3/auth/projects`). */
   projectsOfUser(userId: string): Rec<ProjectSpec>[] {
     const ids = new Set<string>();
-    for (const a of this.core.view.assignmentsOf(userId)) if (a.spec.scope.type === 'project') ids.add(a.spec.scope.id);
+    for (const a of this.core.view.assignmentsOf(userId))
+      if (a.spec.scope.type === 'project') ids.add(a.spec.scope.id);
     return [...ids].flatMap((id) => {
       const p = this.core.view.projects.get(id);
       return p?.spec.enabled ? [p] : [];
@@ -207,7 +224,8 @@ export class LocalIdentity implements MagnetarIdentity {
   /** Domains the user has a role on, or holds projects in (`GET /v3/auth/domains`). */
   domainsOfUser(userId: string): string[] {
     const ids = new Set<string>();
-    for (const a of this.core.view.assignmentsOf(userId)) if (a.spec.scope.type === 'domain') ids.add(a.spec.scope.id);
+    for (const a of this.core.view.assignmentsOf(userId))
+      if (a.spec.scope.type === 'domain') ids.add(a.spec.scope.id);
     return [...ids].filter((id) => this.core.view.domains.get(id)?.spec.enabled);
   }
 
@@ -265,7 +283,11 @@ export class LocalIdentity implements MagnetarIdentity {
     if (!this.core.view.projects.has(projectId)) throw notFound('project', projectId);
     const r = this.core.view.roleByName(role);
     if (!r) throw notFound('role', role);
-    await grantRole(this.core, { userId: this.serviceUserId(), roleId: r.id, scope: { type: 'project', id: projectId } });
+    await grantRole(this.core, {
+      userId: this.serviceUserId(),
+      roleId: r.id,
+      scope: { type: 'project', id: projectId },
+    });
   }
 
   /**

@@ -7,9 +7,12 @@ import { NotAllowedError, NotFoundError, type AuthContext } from '../domain/inde
 
 /** Forbidden, in Keystone's words, naming the policy rule. */
 export function forbidden(rule: string, why?: string): NotAllowedError {
-  return new NotAllowedError(`You are not authorized to perform the requested action: ${rule}.${why ? ` ${why}` : ''}`, {
-    code: 'Forbidden',
-  });
+  return new NotAllowedError(
+    `You are not authorized to perform the requested action: ${rule}.${why ? ` ${why}` : ''}`,
+    {
+      code: 'Forbidden',
+    },
+  );
 }
 
 /** Throw 403 unless the caller has the admin role. */

@@ -1,6 +1,14 @@
 import { ConflictError, InputError, type AuthContext } from '../domain/index.ts';
 import type { WriteOp } from '../store/index.ts';
-import { claimOp, commitAndSync, deleteOp, getStored, newIdentityObject, releaseOp, type IdentityCore } from './core.ts';
+import {
+  claimOp,
+  commitAndSync,
+  deleteOp,
+  getStored,
+  newIdentityObject,
+  releaseOp,
+  type IdentityCore,
+} from './core.ts';
 import { ProjectSpecSchema, type DomainSpec, type ProjectSpec } from './kinds.ts';
 import { forbidden, notFound, requireAdmin } from './policy.ts';
 import { directRoleIds } from './roles.ts';
@@ -47,7 +55,8 @@ export class Projects {
 
   get(caller: AuthContext, id: string): Rec<ProjectSpec> {
     const p = this.core.view.projects.get(id);
-    const member = p !== undefined && directRoleIds(this.core.view, caller.userId, { type: 'project', id }).size > 0;
+    const member =
+      p !== undefined && directRoleIds(this.core.view, caller.userId, { type: 'project', id }).size > 0;
     // Non-admins learn nothing about projects they are not in, not even whether they exist.
     if (!caller.isAdmin && !member) throw forbidden('identity:get_project');
     if (!p) throw notFound('project', id);
@@ -75,7 +84,10 @@ export class Projects {
     });
     await commitAndSync(
       this.core,
-      [claimOp('project', domainId, input.name, id), { op: 'create', object: newIdentityObject('Project', id, spec) }],
+      [
+        claimOp('project', domainId, input.name, id),
+        { op: 'create', object: newIdentityObject('Project', id, spec) },
+      ],
       () => duplicate(input.name!),
     );
     return { id, spec };
@@ -100,7 +112,10 @@ export class Projects {
     const ops: WriteOp[] = [];
     if (next.name !== prev.name) {
       if (this.core.view.projectByName(prev.domainId, next.name)) throw duplicate(next.name);
-      ops.push(releaseOp('project', prev.domainId, prev.name), claimOp('project', prev.domainId, next.name, id));
+      ops.push(
+        releaseOp('project', prev.domainId, prev.name),
+        claimOp('project', prev.domainId, next.name, id),
+      );
     }
     ops.push({ op: 'update', object: { ...stored, spec: next } });
     await commitAndSync(this.core, ops, () => duplicate(next.name));
@@ -114,10 +129,15 @@ export class Projects {
     if (!p) throw notFound('project', id);
     const ops: WriteOp[] = [deleteOp('Project', id), releaseOp('project', p.spec.domainId, p.spec.name)];
     for (const a of this.core.view.assignments.values()) {
-      if (a.spec.scope.type === 'project' && a.spec.scope.id === id) ops.push(deleteOp('RoleAssignment', a.id));
+      if (a.spec.scope.type === 'project' && a.spec.scope.id === id)
+        ops.push(deleteOp('RoleAssignment', a.id));
     }
     for (const c of this.core.view.appCreds.values()) {
-      if (c.spec.projectId === id) ops.push(deleteOp('ApplicationCredential', c.id), releaseOp('application-credential', c.spec.userId, c.spec.name));
+      if (c.spec.projectId === id)
+        ops.push(
+          deleteOp('ApplicationCredential', c.id),
+          releaseOp('application-credential', c.spec.userId, c.spec.name),
+        );
     }
     await commitAndSync(this.core, ops);
   }

@@ -42,9 +42,16 @@ export const DEFAULT_SCRYPT_COST: ScryptCost = { N: 16384, r: 8, p: 1 };
 const KEY_LENGTH = 32;
 
 function derive(secret: string, salt: Buffer, cost: ScryptCost): Promise<Buffer> {
-  const options: ScryptOptions = { N: cost.N, r: cost.r, p: cost.p, maxmem: 256 * cost.N * cost.r + 1024 * 1024 };
+  const options: ScryptOptions = {
+    N: cost.N,
+    r: cost.r,
+    p: cost.p,
+    maxmem: 256 * cost.N * cost.r + 1024 * 1024,
+  };
   return new Promise((resolve, reject) => {
-    scrypt(secret.normalize('NFC'), salt, KEY_LENGTH, options, (err, key) => (err ? reject(err) : resolve(key)));
+    scrypt(secret.normalize('NFC'), salt, KEY_LENGTH, options, (err, key) =>
+      err ? reject(err) : resolve(key),
+    );
   });
 }
 
@@ -59,7 +66,11 @@ export async function hashSecret(secret: string, cost: ScryptCost = DEFAULT_SCRY
  * Check a secret against a stored hash in constant time. With no hash (unknown user), a
  * dummy hash is still computed so that response times do not reveal which users exist.
  */
-export async function verifySecret(secret: string, stored: string | undefined, cost: ScryptCost = DEFAULT_SCRYPT_COST): Promise<boolean> {
+export async function verifySecret(
+  secret: string,
+  stored: string | undefined,
+  cost: ScryptCost = DEFAULT_SCRYPT_COST,
+): Promise<boolean> {
   const parts = stored?.split('$');
   if (!parts || parts.length !== 6 || parts[0] !== 'scrypt') {
     await derive(secret, Buffer.alloc(16), cost);
@@ -67,6 +78,10 @@ export async function verifySecret(secret: string, stored: string | undefined, c
   }
   const [, n, r, p, salt, hash] = parts as [string, string, string, string, string, string];
   const expected = Buffer.from(hash, 'base64url');
-  const key = await derive(secret, Buffer.from(salt, 'base64url'), { N: Number(n), r: Number(r), p: Number(p) });
+  const key = await derive(secret, Buffer.from(salt, 'base64url'), {
+    N: Number(n),
+    r: Number(r),
+    p: Number(p),
+  });
   return key.length === expected.length && timingSafeEqual(key, expected);
 }

@@ -111,7 +111,9 @@ export function decodeToken(token: string, keys: ReadonlyMap<string, SigningKey>
   if (given.length !== expected.length || !timingSafeEqual(given, expected)) return undefined;
   let wire: Partial<Wire>;
   try {
-    wire = JSON.parse(Buffer.from(token.slice(first + 1, last), 'base64url').toString('utf8')) as Partial<Wire>;
+    wire = JSON.parse(
+      Buffer.from(token.slice(first + 1, last), 'base64url').toString('utf8'),
+    ) as Partial<Wire>;
   } catch {
     return undefined;
   }

@@ -51,11 +51,21 @@ export function resolveToken(core: IdentityCore, token: string): ResolvedToken {
   let appCred: Rec<ApplicationCredentialSpec> | undefined;
   if (p.appCredId !== undefined) {
     appCred = view.appCreds.get(p.appCredId);
-    if (!appCred || appCred.spec.userId !== user.id) throw deny('The application credential no longer exists.');
-    if (appCred.spec.expiresAtMs !== null && now >= appCred.spec.expiresAtMs) throw deny('The application credential has expired.');
+    if (!appCred || appCred.spec.userId !== user.id)
+      throw deny('The application credential no longer exists.');
+    if (appCred.spec.expiresAtMs !== null && now >= appCred.spec.expiresAtMs)
+      throw deny('The application credential has expired.');
   }
 
-  const resolved: ResolvedToken = { token, payload: p, user, userDomain, system: false, roles: [], ...(appCred ? { appCred } : {}) };
+  const resolved: ResolvedToken = {
+    token,
+    payload: p,
+    user,
+    userDomain,
+    system: false,
+    roles: [],
+    ...(appCred ? { appCred } : {}),
+  };
   const scope = p.scope;
   switch (scope.type) {
     case 'unscoped':
@@ -124,7 +134,15 @@ export async function revokeToken(core: IdentityCore, r: ResolvedToken): Promise
   if (auditId === undefined || core.view.revoked.has(auditId)) return;
   await commitAndSync(
     core,
-    [{ op: 'create', object: newIdentityObject('TokenRevocation', auditId, { auditId, expiresAtMs: r.payload.expiresAtMs }) }],
+    [
+      {
+        op: 'create',
+        object: newIdentityObject('TokenRevocation', auditId, {
+          auditId,
+          expiresAtMs: r.payload.expiresAtMs,
+        }),
+      },
+    ],
     // Revoked concurrently by someone else: the outcome is the same.
     () => new Error('unreachable'),
   ).catch((err: unknown) => {

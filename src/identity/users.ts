@@ -1,5 +1,13 @@
 import { AuthenticationError, ConflictError, InputError, type AuthContext } from '../domain/index.ts';
-import { claimOp, commitAndSync, deleteOp, getStored, newIdentityObject, releaseOp, type IdentityCore } from './core.ts';
+import {
+  claimOp,
+  commitAndSync,
+  deleteOp,
+  getStored,
+  newIdentityObject,
+  releaseOp,
+  type IdentityCore,
+} from './core.ts';
 import { UserSpecSchema, type ProjectSpec, type UserSpec } from './kinds.ts';
 import { forbidden, notFound, requireAdmin, requireAdminOrSelf } from './policy.ts';
 import { hashSecret, newId, verifySecret } from './secrets.ts';
@@ -30,9 +38,12 @@ export interface UserFilter {
 }
 
 function duplicate(name: string, domainId: string): ConflictError {
-  return new ConflictError(`Conflict occurred attempting to store user - Duplicate entry found with name ${name} at domain ID ${domainId}.`, {
-    code: 'Duplicate',
-  });
+  return new ConflictError(
+    `Conflict occurred attempting to store user - Duplicate entry found with name ${name} at domain ID ${domainId}.`,
+    {
+      code: 'Duplicate',
+    },
+  );
 }
 
 /** Users: Keystone's `/v3/users`. */
@@ -81,7 +92,10 @@ export class Users {
     });
     await commitAndSync(
       this.core,
-      [claimOp('user', domainId, input.name, id), { op: 'create', object: newIdentityObject('User', id, spec) }],
+      [
+        claimOp('user', domainId, input.name, id),
+        { op: 'create', object: newIdentityObject('User', id, spec) },
+      ],
       () => duplicate(input.name!, domainId),
     );
     return { id, spec };
@@ -95,8 +109,15 @@ export class Users {
     if (input.domainId !== undefined && input.domainId !== prev.domainId) {
       throw new InputError('Cannot change the domain of a user.', { code: 'DomainChange' });
     }
-    if (prev.name === this.core.serviceUserName && prev.domainId === 'default' && (input.enabled === false || input.name !== undefined)) {
-      throw forbidden('identity:update_user', `${prev.name} is Magnetar's internal service user; it cannot be renamed or disabled.`);
+    if (
+      prev.name === this.core.serviceUserName &&
+      prev.domainId === 'default' &&
+      (input.enabled === false || input.name !== undefined)
+    ) {
+      throw forbidden(
+        'identity:update_user',
+        `${prev.name} is Magnetar's internal service user; it cannot be renamed or disabled.`,
+      );
     }
     this.checkProject(input.defaultProjectId);
     const next: UserSpec = { ...prev, extra: { ...prev.extra, ...(input.extra ?? {}) } };
@@ -129,28 +150,40 @@ export class Users {
     const user = this.core.view.users.get(id);
     if (!user) throw notFound('user', id);
     if (user.spec.name === this.core.serviceUserName && user.spec.domainId === 'default') {
-      throw forbidden('identity:delete_user', `${user.spec.name} is Magnetar's internal service user; it cannot be deleted.`);
+      throw forbidden(
+        'identity:delete_user',
+        `${user.spec.name} is Magnetar's internal service user; it cannot be deleted.`,
+      );
     }
     if (caller.userId === id) throw forbidden('identity:delete_user', 'You cannot delete your own user.');
     const ops: WriteOp[] = [deleteOp('User', id), releaseOp('user', user.spec.domainId, user.spec.name)];
     for (const a of this.core.view.assignmentsOf(id)) ops.push(deleteOp('RoleAssignment', a.id));
     for (const c of this.core.view.appCreds.values()) {
-      if (c.spec.userId === id) ops.push(deleteOp('ApplicationCredential', c.id), releaseOp('application-credential', id, c.spec.name));
+      if (c.spec.userId === id)
+        ops.push(
+          deleteOp('ApplicationCredential', c.id),
+          releaseOp('application-credential', id, c.spec.name),
+        );
     }
     await commitAndSync(this.core, ops);
   }
 
   /** A user changes their own password (`POST /v3/users/{id}/password`); their older tokens stop working. */
   async changePassword(caller: AuthContext, id: string, original: string, password: string): Promise<void> {
-    if (caller.userId !== id) throw forbidden('identity:change_password', 'Only the user can change their own password.');
+    if (caller.userId !== id)
+      throw forbidden('identity:change_password', 'Only the user can change their own password.');
     const user = this.core.view.users.get(id);
     if (!user) throw notFound('user', id);
     if (!(await verifySecret(original, user.spec.passwordHash, this.core.scryptCost))) {
-      throw new AuthenticationError('The request you have made requires authentication. The original password is incorrect.', {
-        code: 'BadCredentials',
-      });
+      throw new AuthenticationError(
+        'The request you have made requires authentication. The original password is incorrect.',
+        {
+          code: 'BadCredentials',
+        },
+      );
     }
-    if (!password) throw new InputError("Invalid input for field 'password': a non-empty password is required.");
+    if (!password)
+      throw new InputError("Invalid input for field 'password': a non-empty password is required.");
     const stored = await getStored(this.core, 'User', id);
     if (!stored) throw notFound('user', id);
     const next: UserSpec = {
@@ -172,7 +205,8 @@ export class Users {
 /** Projects where a user has at least one role. */
 export function projectsWithRoles(core: IdentityCore, userId: string): Rec<ProjectSpec>[] {
   const ids = new Set<string>();
-  for (const a of core.view.assignmentsOf(userId)) if (a.spec.scope.type === 'project') ids.add(a.spec.scope.id);
+  for (const a of core.view.assignmentsOf(userId))
+    if (a.spec.scope.type === 'project') ids.add(a.spec.scope.id);
   return [...ids].flatMap((id) => {
     const p = core.view.projects.get(id);
     return p ? [p] : [];

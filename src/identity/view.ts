@@ -154,7 +154,8 @@ export class IdentityView {
 
   private clear(): void {
     this.generation++;
-    for (const m of [this.domains, this.projects, this.users, this.roles, this.assignments, this.appCreds]) m.clear();
+    for (const m of [this.domains, this.projects, this.users, this.roles, this.assignments, this.appCreds])
+      m.clear();
     this.revoked.clear();
     this.keys.clear();
     this.currentKey = undefined;
@@ -172,7 +173,10 @@ export class IdentityView {
   private parse<S extends z.ZodType>(schema: S, obj: ApiObject): z.infer<S> | undefined {
     const r = schema.safeParse(obj.spec);
     if (r.success) return r.data;
-    this.logger.warn({ kind: obj.kind, name: obj.metadata.name, issues: r.error.issues }, 'ignoring malformed identity object');
+    this.logger.warn(
+      { kind: obj.kind, name: obj.metadata.name, issues: r.error.issues },
+      'ignoring malformed identity object',
+    );
     return undefined;
   }
 

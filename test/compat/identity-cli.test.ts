@@ -15,7 +15,11 @@ import { startMagnetar, type Magnetar } from '../../src/main.ts';
 
 const required = process.env.MAGNETAR_REQUIRE_REAL_CLIENTS === '1';
 const installed = spawnSync('openstack', ['--version'], { encoding: 'utf8' }).status === 0;
-const skip = installed ? false : required ? false : 'the openstack CLI is not installed (MAGNETAR_REQUIRE_REAL_CLIENTS=1 makes this fail)';
+const skip = installed
+  ? false
+  : required
+    ? false
+    : 'the openstack CLI is not installed (MAGNETAR_REQUIRE_REAL_CLIENTS=1 makes this fail)';
 
 interface Run {
   code: number;
@@ -46,7 +50,11 @@ function asCloud(cloud: string): Record<string, string> {
 async function json<T>(args: string[], env: Record<string, string>): Promise<T> {
   const r = await openstack([...args, '-f', 'json'], env);
   assert.equal(r.code, 0, `openstack ${args.join(' ')} failed: ${r.stderr}`);
-  assert.doesNotMatch(r.stderr, /discover|warn|error/i, `openstack ${args.join(' ')} wrote to stderr: ${r.stderr}`);
+  assert.doesNotMatch(
+    r.stderr,
+    /discover|warn|error/i,
+    `openstack ${args.join(' ')} wrote to stderr: ${r.stderr}`,
+  );
   return JSON.parse(r.stdout) as T;
 }
 
@@ -65,9 +73,14 @@ void describe('openstack CLI against the identity service', { skip, timeout: 15 
   });
 
   void test('token issue works with the generated clouds.yaml as-is, for the service account', async () => {
-    const t = await json<{ id: string; project_id: string; user_id: string; expires: string }>(['token', 'issue'], asCloud('magnetar-demo-sa'));
+    const t = await json<{ id: string; project_id: string; user_id: string; expires: string }>(
+      ['token', 'issue'],
+      asCloud('magnetar-demo-sa'),
+    );
     assert.ok(t.id && t.project_id && t.user_id && t.expires);
-    const res = await fetch(`${m.url}/identity/v3/auth/tokens`, { headers: { 'x-auth-token': t.id, 'x-subject-token': t.id } });
+    const res = await fetch(`${m.url}/identity/v3/auth/tokens`, {
+      headers: { 'x-auth-token': t.id, 'x-subject-token': t.id },
+    });
     assert.equal(res.status, 200);
     const body = (await res.json()) as { token: { user: { name: string }; project: { name: string } } };
     assert.equal(body.token.user.name, 'demo-sa');
@@ -75,7 +88,10 @@ void describe('openstack CLI against the identity service', { skip, timeout: 15 
   });
 
   void test('project list (admin) shows the bootstrap projects', async () => {
-    const projects = await json<{ ID: string; Name: string }[]>(['project', 'list'], asCloud('magnetar-admin'));
+    const projects = await json<{ ID: string; Name: string }[]>(
+      ['project', 'list'],
+      asCloud('magnetar-admin'),
+    );
     assert.deepEqual(projects.map((p) => p.Name).sort(), ['admin', 'demo']);
     demoProjectId = projects.find((p) => p.Name === 'demo')!.ID;
   });
@@ -128,20 +144,18 @@ void describe('openstack CLI against the identity service', { skip, timeout: 15 
   });
 
   void test('catalog list and endpoint list show the identity service', async () => {
-    const catalog = await json<{ Name: string; Type: string; Endpoints: { interface: string; url: string; region: string }[] }[]>(
-      ['catalog', 'list'],
-      asCloud('magnetar-demo'),
-    );
+    const catalog = await json<
+      { Name: string; Type: string; Endpoints: { interface: string; url: string; region: string }[] }[]
+    >(['catalog', 'list'], asCloud('magnetar-demo'));
     const identity = catalog.find((c) => c.Type === 'identity');
     assert.ok(identity, JSON.stringify(catalog));
     assert.deepEqual(
       identity.Endpoints.map((e) => `${e.interface} ${e.region} ${e.url}`).sort(),
       ['admin', 'internal', 'public'].map((i) => `${i} RegionOne ${m.url}/identity/v3`),
     );
-    const endpoints = await json<{ 'Service Type': string; Interface: string; URL: string; Region: string }[]>(
-      ['endpoint', 'list'],
-      asCloud('magnetar-admin'),
-    );
+    const endpoints = await json<
+      { 'Service Type': string; Interface: string; URL: string; Region: string }[]
+    >(['endpoint', 'list'], asCloud('magnetar-admin'));
     const pub = endpoints.find((e) => e['Service Type'] === 'identity' && e.Interface === 'public');
     assert.ok(pub, JSON.stringify(endpoints));
     assert.equal(pub.URL, `${m.url}/identity/v3`);

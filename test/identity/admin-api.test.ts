@@ -27,11 +27,13 @@ beforeEach(async () => {
 after(() => s.close());
 
 async function roleId(name: string): Promise<string> {
-  return (await call<{ roles: KRef[] }>(`${s.v3}/roles?name=${name}`, 'GET', { token: admin })).body.roles[0]!.id;
+  return (await call<{ roles: KRef[] }>(`${s.v3}/roles?name=${name}`, 'GET', { token: admin })).body.roles[0]!
+    .id;
 }
 
 async function projectId(name: string): Promise<string> {
-  return (await call<{ projects: KProject[] }>(`${s.v3}/projects?name=${name}`, 'GET', { token: admin })).body.projects[0]!.id;
+  return (await call<{ projects: KProject[] }>(`${s.v3}/projects?name=${name}`, 'GET', { token: admin })).body
+    .projects[0]!.id;
 }
 
 void test('a member gets 403 in Keystone shape for every write and for listing users and projects', async () => {
@@ -67,8 +69,17 @@ void test('a member may read their own user and project but not other users or p
   assert.equal((await call(`${s.v3}/projects/${me.projectId}`, 'GET', { token: member })).status, 200);
   const adminUser = (await s.identity.validate(admin)).userId;
   assert.ok(isKeystoneError(await call(`${s.v3}/users/${adminUser}`, 'GET', { token: member }), 403));
-  assert.ok(isKeystoneError(await call(`${s.v3}/projects/${await projectId('admin')}`, 'GET', { token: member }), 403));
-  const mine = await call<{ role_assignments: KAssignment[] }>(`${s.v3}/role_assignments?user.id=${me.userId}`, 'GET', { token: member });
+  assert.ok(
+    isKeystoneError(
+      await call(`${s.v3}/projects/${await projectId('admin')}`, 'GET', { token: member }),
+      403,
+    ),
+  );
+  const mine = await call<{ role_assignments: KAssignment[] }>(
+    `${s.v3}/role_assignments?user.id=${me.userId}`,
+    'GET',
+    { token: member },
+  );
   assert.equal(mine.status, 200);
   assert.equal(mine.body.role_assignments.length, 1);
 });
@@ -76,7 +87,15 @@ void test('a member may read their own user and project but not other users or p
 void test('projects: create, show, filter by name, rename, disable, delete; duplicate names are 409', async () => {
   const c = await call<{ project: KProject }>(`${s.v3}/projects`, 'POST', {
     token: admin,
-    body: { project: { name: 'team-a', description: 'A team', tags: ['x'], domain_id: 'default', cost_center: 'cc-1' } },
+    body: {
+      project: {
+        name: 'team-a',
+        description: 'A team',
+        tags: ['x'],
+        domain_id: 'default',
+        cost_center: 'cc-1',
+      },
+    },
   });
   assert.equal(c.status, 201, c.text);
   const p = c.body.project;
@@ -85,7 +104,9 @@ void test('projects: create, show, filter by name, rename, disable, delete; dupl
   assert.equal(p.cost_center, 'cc-1', 'extra attributes are echoed');
   const dup = await call(`${s.v3}/projects`, 'POST', { token: admin, body: { project: { name: 'team-a' } } });
   assert.ok(isKeystoneError(dup, 409), dup.text);
-  const listed = await call<{ projects: KProject[] }>(`${s.v3}/projects?name=team-a`, 'GET', { token: admin });
+  const listed = await call<{ projects: KProject[] }>(`${s.v3}/projects?name=team-a`, 'GET', {
+    token: admin,
+  });
   assert.deepEqual(
     listed.body.projects.map((x) => x.id),
     [p.id],
@@ -99,9 +120,14 @@ void test('projects: create, show, filter by name, rename, disable, delete; dupl
   const old = await call<{ projects: KProject[] }>(`${s.v3}/projects?name=team-a`, 'GET', { token: admin });
   assert.deepEqual(old.body.projects, []);
   // The old name is free again.
-  const reuse = await call(`${s.v3}/projects`, 'POST', { token: admin, body: { project: { name: 'team-a' } } });
+  const reuse = await call(`${s.v3}/projects`, 'POST', {
+    token: admin,
+    body: { project: { name: 'team-a' } },
+  });
   assert.equal(reuse.status, 201, reuse.text);
-  const disabled = await call<{ projects: KProject[] }>(`${s.v3}/projects?enabled=false`, 'GET', { token: admin });
+  const disabled = await call<{ projects: KProject[] }>(`${s.v3}/projects?enabled=false`, 'GET', {
+    token: admin,
+  });
   assert.deepEqual(
     disabled.body.projects.map((x) => x.name),
     ['team-b'],
@@ -115,7 +141,15 @@ void test('users: create with password, project and extra attributes; service_ac
   const demo = await projectId('demo');
   const c = await call<{ user: KUser }>(`${s.v3}/users`, 'POST', {
     token: admin,
-    body: { user: { name: 'robot', password: 'robot-pw', default_project_id: demo, service_account: true, team: 'ops' } },
+    body: {
+      user: {
+        name: 'robot',
+        password: 'robot-pw',
+        default_project_id: demo,
+        service_account: true,
+        team: 'ops',
+      },
+    },
   });
   assert.equal(c.status, 201, c.text);
   const u = c.body.user;
@@ -129,10 +163,15 @@ void test('users: create with password, project and extra attributes; service_ac
   const shown = await call<{ user: KUser }>(`${s.v3}/users/${u.id}`, 'GET', { token: admin });
   assert.equal(shown.body.user.service_account, true);
   assert.equal(shown.body.user.team, 'ops');
-  const unflag = await call<{ user: KUser }>(`${s.v3}/users/${u.id}`, 'PATCH', { token: admin, body: { user: { service_account: false } } });
+  const unflag = await call<{ user: KUser }>(`${s.v3}/users/${u.id}`, 'PATCH', {
+    token: admin,
+    body: { user: { service_account: false } },
+  });
   assert.equal(unflag.body.user.service_account, false);
   assert.equal(unflag.body.user.team, 'ops', 'other extras are kept');
-  const byName = await call<{ users: KUser[] }>(`${s.v3}/users?name=robot&domain_id=default`, 'GET', { token: admin });
+  const byName = await call<{ users: KUser[] }>(`${s.v3}/users?name=robot&domain_id=default`, 'GET', {
+    token: admin,
+  });
   assert.deepEqual(
     byName.body.users.map((x) => x.id),
     [u.id],
@@ -146,14 +185,24 @@ void test("Magnetar's own service user cannot be deleted or disabled, and the ad
   const users = (await call<{ users: KUser[] }>(`${s.v3}/users`, 'GET', { token: admin })).body.users;
   const svc = users.find((u) => u.name === 'magnetar')!;
   assert.ok(isKeystoneError(await call(`${s.v3}/users/${svc.id}`, 'DELETE', { token: admin }), 403));
-  assert.ok(isKeystoneError(await call(`${s.v3}/users/${svc.id}`, 'PATCH', { token: admin, body: { user: { enabled: false } } }), 403));
+  assert.ok(
+    isKeystoneError(
+      await call(`${s.v3}/users/${svc.id}`, 'PATCH', { token: admin, body: { user: { enabled: false } } }),
+      403,
+    ),
+  );
   const me = users.find((u) => u.name === 'admin')!;
   assert.ok(isKeystoneError(await call(`${s.v3}/users/${me.id}`, 'DELETE', { token: admin }), 403));
 });
 
 void test('grants: PUT is idempotent, GET checks, DELETE removes; unknown users, roles and projects are 404', async () => {
   const demo = await projectId('demo');
-  const u = (await call<{ user: KUser }>(`${s.v3}/users`, 'POST', { token: admin, body: { user: { name: 'granted' } } })).body.user;
+  const u = (
+    await call<{ user: KUser }>(`${s.v3}/users`, 'POST', {
+      token: admin,
+      body: { user: { name: 'granted' } },
+    })
+  ).body.user;
   const reader = await roleId('reader');
   const path = `${s.v3}/projects/${demo}/users/${u.id}/roles/${reader}`;
   assert.ok(isKeystoneError(await call(path, 'GET', { token: admin }), 404));
@@ -161,7 +210,9 @@ void test('grants: PUT is idempotent, GET checks, DELETE removes; unknown users,
   assert.equal((await call(path, 'PUT', { token: admin })).status, 204);
   assert.equal((await call(path, 'GET', { token: admin })).status, 204);
   assert.equal((await call(path, 'HEAD', { token: admin })).status, 204);
-  const roles = await call<{ roles: KRef[] }>(`${s.v3}/projects/${demo}/users/${u.id}/roles`, 'GET', { token: admin });
+  const roles = await call<{ roles: KRef[] }>(`${s.v3}/projects/${demo}/users/${u.id}/roles`, 'GET', {
+    token: admin,
+  });
   assert.deepEqual(
     roles.body.roles.map((r) => r.name),
     ['reader'],
@@ -180,49 +231,86 @@ void test('grants: PUT is idempotent, GET checks, DELETE removes; unknown users,
 
 void test('role assignments filter by user, project, role and system; effective expands implied roles; include_names adds names', async () => {
   const demo = await projectId('demo');
-  const all = await call<{ role_assignments: KAssignment[] }>(`${s.v3}/role_assignments`, 'GET', { token: admin });
-  assert.ok(all.body.role_assignments.length >= 5);
-  const inDemo = await call<{ role_assignments: KAssignment[] }>(`${s.v3}/role_assignments?scope.project.id=${demo}&include_names=True`, 'GET', {
+  const all = await call<{ role_assignments: KAssignment[] }>(`${s.v3}/role_assignments`, 'GET', {
     token: admin,
   });
-  const names = inDemo.body.role_assignments.map((a) => `${a.user.name}:${a.role.name}@${a.scope.project?.name}/${a.scope.project?.domain?.name}`).sort();
+  assert.ok(all.body.role_assignments.length >= 5);
+  const inDemo = await call<{ role_assignments: KAssignment[] }>(
+    `${s.v3}/role_assignments?scope.project.id=${demo}&include_names=True`,
+    'GET',
+    {
+      token: admin,
+    },
+  );
+  const names = inDemo.body.role_assignments
+    .map((a) => `${a.user.name}:${a.role.name}@${a.scope.project?.name}/${a.scope.project?.domain?.name}`)
+    .sort();
   assert.ok(names.includes('demo:member@demo/Default'), names.join());
   assert.ok(names.includes('demo-sa:member@demo/Default'), names.join());
   const adminUser = (await s.identity.validate(admin)).userId;
-  const system = await call<{ role_assignments: KAssignment[] }>(`${s.v3}/role_assignments?scope.system=all&user.id=${adminUser}`, 'GET', {
-    token: admin,
-  });
+  const system = await call<{ role_assignments: KAssignment[] }>(
+    `${s.v3}/role_assignments?scope.system=all&user.id=${adminUser}`,
+    'GET',
+    {
+      token: admin,
+    },
+  );
   assert.equal(system.body.role_assignments.length, 1);
   assert.deepEqual(system.body.role_assignments[0]!.scope, { system: { all: true } });
-  const direct = await call<{ role_assignments: KAssignment[] }>(`${s.v3}/role_assignments?user.id=${adminUser}&scope.project.id=${await projectId('admin')}`, 'GET', {
-    token: admin,
-  });
+  const direct = await call<{ role_assignments: KAssignment[] }>(
+    `${s.v3}/role_assignments?user.id=${adminUser}&scope.project.id=${await projectId('admin')}`,
+    'GET',
+    {
+      token: admin,
+    },
+  );
   assert.equal(direct.body.role_assignments.length, 1);
   const effective = await call<{ role_assignments: KAssignment[] }>(
     `${s.v3}/role_assignments?user.id=${adminUser}&scope.project.id=${await projectId('admin')}&effective&include_names`,
     'GET',
     { token: admin },
   );
-  assert.deepEqual(effective.body.role_assignments.map((a) => a.role.name).sort(), ['admin', 'member', 'reader']);
-  const onlyReader = await call<{ role_assignments: KAssignment[] }>(`${s.v3}/role_assignments?role.id=${await roleId('reader')}&effective`, 'GET', {
-    token: admin,
-  });
+  assert.deepEqual(effective.body.role_assignments.map((a) => a.role.name).sort(), [
+    'admin',
+    'member',
+    'reader',
+  ]);
+  const onlyReader = await call<{ role_assignments: KAssignment[] }>(
+    `${s.v3}/role_assignments?role.id=${await roleId('reader')}&effective`,
+    'GET',
+    {
+      token: admin,
+    },
+  );
   assert.ok(onlyReader.body.role_assignments.length >= 5, 'every assignment implies reader');
   assert.match(onlyReader.body.role_assignments[0]!.links.assignment, /\/identity\/v3\//);
-  const groups = await call<{ role_assignments: KAssignment[] }>(`${s.v3}/role_assignments?group.id=x`, 'GET', { token: admin });
+  const groups = await call<{ role_assignments: KAssignment[] }>(
+    `${s.v3}/role_assignments?group.id=x`,
+    'GET',
+    { token: admin },
+  );
   assert.deepEqual(groups.body.role_assignments, []);
 });
 
 void test('roles and implied roles are listed for any authenticated user', async () => {
   const roles = await call<{ roles: KRef[] }>(`${s.v3}/roles`, 'GET', { token: member });
   assert.deepEqual(roles.body.roles.map((r) => r.name).sort(), ['admin', 'member', 'reader']);
-  const inferences = await call<{ role_inferences: { prior_role: KRef; implies: KRef[] }[] }>(`${s.v3}/role_inferences`, 'GET', {
-    token: member,
-  });
-  const pairs = inferences.body.role_inferences.map((i) => `${i.prior_role.name}>${i.implies.map((r) => r.name).join(',')}`).sort();
+  const inferences = await call<{ role_inferences: { prior_role: KRef; implies: KRef[] }[] }>(
+    `${s.v3}/role_inferences`,
+    'GET',
+    {
+      token: member,
+    },
+  );
+  const pairs = inferences.body.role_inferences
+    .map((i) => `${i.prior_role.name}>${i.implies.map((r) => r.name).join(',')}`)
+    .sort();
   assert.deepEqual(pairs, ['admin>member', 'member>reader']);
   const alias = await call(`${s.v3}/implied_roles`, 'GET', { token: member });
-  assert.deepEqual(alias.body, { ...(inferences.body as object), links: (alias.body as { links: unknown }).links });
+  assert.deepEqual(alias.body, {
+    ...(inferences.body as object),
+    links: (alias.body as { links: unknown }).links,
+  });
 });
 
 void test('bad input answers 400, unknown references 404, in Keystone shape and never 500', async () => {
@@ -245,13 +333,18 @@ void test('bad input answers 400, unknown references 404, in Keystone shape and 
     ['GET', '/role_assignments?scope.project.id=a&scope.domain.id=b', {}, 400],
   ];
   for (const [method, path, b, status] of cases) {
-    const r = await call(`${s.v3}${path}`, method, { token: admin, ...(b.raw !== undefined ? { rawBody: b.raw } : { body: b.body }) });
+    const r = await call(`${s.v3}${path}`, method, {
+      token: admin,
+      ...(b.raw !== undefined ? { rawBody: b.raw } : { body: b.body }),
+    });
     assert.ok(isKeystoneError(r, status), `${method} ${path} ${JSON.stringify(b)} → ${r.status} ${r.text}`);
   }
 });
 
 void test('domains are listed and shown with Keystone fields', async () => {
-  const list = await call<{ domains: (KRef & { enabled: boolean })[] }>(`${s.v3}/domains`, 'GET', { token: member });
+  const list = await call<{ domains: (KRef & { enabled: boolean })[] }>(`${s.v3}/domains`, 'GET', {
+    token: member,
+  });
   assert.deepEqual(
     list.body.domains.map((d) => [d.id, d.name, d.enabled]),
     [['default', 'Default', true]],

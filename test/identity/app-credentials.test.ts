@@ -1,6 +1,14 @@
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { call, isKeystoneError, login, startIdentityServer, type IdentityServer, type KAppCred, type KToken } from './helpers.ts';
+import {
+  call,
+  isKeystoneError,
+  login,
+  startIdentityServer,
+  type IdentityServer,
+  type KAppCred,
+  type KToken,
+} from './helpers.ts';
 
 let s: IdentityServer;
 let sa: { token: string; userId: string; projectId: string };
@@ -16,11 +24,16 @@ type CredReply = { application_credential: KAppCred };
 type TokenReply = { token: KToken };
 
 async function create(body: Record<string, unknown>, token = sa.token, userId = sa.userId) {
-  return call<CredReply>(`${s.v3}/users/${userId}/application_credentials`, 'POST', { token, body: { application_credential: body } });
+  return call<CredReply>(`${s.v3}/users/${userId}/application_credentials`, 'POST', {
+    token,
+    body: { application_credential: body },
+  });
 }
 
 function byId(id: string, secret: string) {
-  return { auth: { identity: { methods: ['application_credential'], application_credential: { id, secret } } } };
+  return {
+    auth: { identity: { methods: ['application_credential'], application_credential: { id, secret } } },
+  };
 }
 
 async function stillValid(token: string): Promise<boolean> {
@@ -41,11 +54,19 @@ void test('a created credential shows its secret once and authenticates by id in
     cred.roles.map((r) => r.name),
     ['member', 'reader'],
   );
-  const shown = await call<CredReply>(`${s.v3}/users/${sa.userId}/application_credentials/${cred.id}`, 'GET', { token: sa.token });
+  const shown = await call<CredReply>(
+    `${s.v3}/users/${sa.userId}/application_credentials/${cred.id}`,
+    'GET',
+    { token: sa.token },
+  );
   assert.equal(shown.body.application_credential.secret, undefined);
-  const listed = await call<{ application_credentials: KAppCred[] }>(`${s.v3}/users/${sa.userId}/application_credentials?name=ci`, 'GET', {
-    token: sa.token,
-  });
+  const listed = await call<{ application_credentials: KAppCred[] }>(
+    `${s.v3}/users/${sa.userId}/application_credentials?name=ci`,
+    'GET',
+    {
+      token: sa.token,
+    },
+  );
   assert.deepEqual(
     listed.body.application_credentials.map((x) => [x.id, x.secret]),
     [[cred.id, undefined]],
@@ -69,19 +90,27 @@ void test('a credential also authenticates by name with its user, and a wrong se
       auth: {
         identity: {
           methods: ['application_credential'],
-          application_credential: { name: 'by-name', secret: 'my-own-secret-value', user: { name: 'demo-sa', domain: { name: 'Default' } } },
+          application_credential: {
+            name: 'by-name',
+            secret: 'my-own-secret-value',
+            user: { name: 'demo-sa', domain: { name: 'Default' } },
+          },
         },
       },
     },
   });
   assert.equal(ok.status, 201, ok.text);
-  const bad = await call(`${s.v3}/auth/tokens`, 'POST', { body: byId(c.body.application_credential.id, 'wrong') });
+  const bad = await call(`${s.v3}/auth/tokens`, 'POST', {
+    body: byId(c.body.application_credential.id, 'wrong'),
+  });
   assert.ok(isKeystoneError(bad, 401), bad.text);
-  const unknown = await call(`${s.v3}/auth/tokens`, 'POST', { body: byId('0123456789abcdef0123456789abcdef', 'wrong') });
+  const unknown = await call(`${s.v3}/auth/tokens`, 'POST', {
+    body: byId('0123456789abcdef0123456789abcdef', 'wrong'),
+  });
   assert.ok(isKeystoneError(unknown, 401), unknown.text);
 });
 
-void test('roles are limited to a subset of the creator\'s roles', async () => {
+void test("roles are limited to a subset of the creator's roles", async () => {
   const reader = await create({ name: 'read-only', roles: [{ name: 'reader' }] });
   assert.equal(reader.status, 201, reader.text);
   const tok = await call(`${s.v3}/auth/tokens`, 'POST', {
@@ -104,7 +133,11 @@ void test('an expiry in the past is refused; a credential stops authenticating, 
   const cred = c.body.application_credential;
   const tok = await call<TokenReply>(`${s.v3}/auth/tokens`, 'POST', { body: byId(cred.id, cred.secret!) });
   assert.equal(tok.status, 201);
-  assert.equal(Date.parse(tok.body.token.expires_at), Date.parse(`${expiresAt}Z`), 'the token ends with the credential');
+  assert.equal(
+    Date.parse(tok.body.token.expires_at),
+    Date.parse(`${expiresAt}Z`),
+    'the token ends with the credential',
+  );
   const token = tok.headers.get('x-subject-token')!;
   await s.clock.advance(119_000);
   assert.equal(await stillValid(token), true);
@@ -122,26 +155,39 @@ void test('deleting a credential stops its tokens at once', async () => {
   const tok = await call(`${s.v3}/auth/tokens`, 'POST', { body: byId(cred.id, cred.secret!) });
   const token = tok.headers.get('x-subject-token')!;
   assert.equal(await stillValid(token), true);
-  const del = await call(`${s.v3}/users/${sa.userId}/application_credentials/${cred.id}`, 'DELETE', { token: sa.token });
+  const del = await call(`${s.v3}/users/${sa.userId}/application_credentials/${cred.id}`, 'DELETE', {
+    token: sa.token,
+  });
   assert.equal(del.status, 204, del.text);
   assert.equal(await stillValid(token), false);
-  const gone = await call(`${s.v3}/users/${sa.userId}/application_credentials/${cred.id}`, 'GET', { token: sa.token });
+  const gone = await call(`${s.v3}/users/${sa.userId}/application_credentials/${cred.id}`, 'GET', {
+    token: sa.token,
+  });
   assert.ok(isKeystoneError(gone, 404));
 });
 
 void test('restricted credentials cannot make credentials or be rescoped; unrestricted ones can make credentials', async () => {
   const restricted = (await create({ name: 'restricted' })).body.application_credential;
-  const rTok = (await call(`${s.v3}/auth/tokens`, 'POST', { body: byId(restricted.id, restricted.secret!) })).headers.get('x-subject-token')!;
+  const rTok = (
+    await call(`${s.v3}/auth/tokens`, 'POST', { body: byId(restricted.id, restricted.secret!) })
+  ).headers.get('x-subject-token')!;
   const denied = await create({ name: 'child' }, rTok);
   assert.ok(isKeystoneError(denied, 403), denied.text);
   const rescope = await call(`${s.v3}/auth/tokens`, 'POST', {
-    body: { auth: { identity: { methods: ['token'], token: { id: rTok } }, scope: { project: { id: sa.projectId } } } },
+    body: {
+      auth: {
+        identity: { methods: ['token'], token: { id: rTok } },
+        scope: { project: { id: sa.projectId } },
+      },
+    },
   });
   assert.ok(isKeystoneError(rescope, 403), rescope.text);
 
   const open = (await create({ name: 'unrestricted', unrestricted: true })).body.application_credential;
   assert.equal(open.unrestricted, true);
-  const uTok = (await call(`${s.v3}/auth/tokens`, 'POST', { body: byId(open.id, open.secret!) })).headers.get('x-subject-token')!;
+  const uTok = (await call(`${s.v3}/auth/tokens`, 'POST', { body: byId(open.id, open.secret!) })).headers.get(
+    'x-subject-token',
+  )!;
   const child = await create({ name: 'child' }, uTok);
   assert.equal(child.status, 201, child.text);
 });
@@ -151,14 +197,21 @@ void test('credentials belong to their user: others cannot create, see or delete
   const forOther = await create({ name: 'sneaky' }, demo.token);
   assert.ok(isKeystoneError(forOther, 403), forOther.text);
   const mine = (await create({ name: 'private' })).body.application_credential;
-  const peek = await call(`${s.v3}/users/${sa.userId}/application_credentials/${mine.id}`, 'GET', { token: demo.token });
+  const peek = await call(`${s.v3}/users/${sa.userId}/application_credentials/${mine.id}`, 'GET', {
+    token: demo.token,
+  });
   assert.ok(isKeystoneError(peek, 403));
-  const del = await call(`${s.v3}/users/${sa.userId}/application_credentials/${mine.id}`, 'DELETE', { token: demo.token });
+  const del = await call(`${s.v3}/users/${sa.userId}/application_credentials/${mine.id}`, 'DELETE', {
+    token: demo.token,
+  });
   assert.ok(isKeystoneError(del, 403));
   const dup = await create({ name: 'private' });
   assert.ok(isKeystoneError(dup, 409), dup.text);
   const noName = await create({});
   assert.ok(isKeystoneError(noName, 400), noName.text);
-  const rules = await create({ name: 'ruled', access_rules: [{ service: 'compute', method: 'GET', path: '/servers' }] });
+  const rules = await create({
+    name: 'ruled',
+    access_rules: [{ service: 'compute', method: 'GET', path: '/servers' }],
+  });
   assert.ok(isKeystoneError(rules, 400), rules.text);
 });

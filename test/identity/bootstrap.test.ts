@@ -24,19 +24,35 @@ after(() => {
 });
 
 interface CloudEntry {
-  auth: { auth_url: string; username: string; password: string; project_name: string; user_domain_name: string; project_domain_name: string };
+  auth: {
+    auth_url: string;
+    username: string;
+    password: string;
+    project_name: string;
+    user_domain_name: string;
+    project_domain_name: string;
+  };
   region_name: string;
   interface: string;
   identity_api_version: number;
 }
 
 function readClouds(dir: string): Record<string, CloudEntry> {
-  return (parseYaml(readFileSync(join(dir, 'clouds.yaml'), 'utf8')) as { clouds: Record<string, CloudEntry> }).clouds;
+  return (parseYaml(readFileSync(join(dir, 'clouds.yaml'), 'utf8')) as { clouds: Record<string, CloudEntry> })
+    .clouds;
 }
 
-async function open(path: string, base = 'http://127.0.0.1:9511'): Promise<{ identity: LocalIdentity; store: SqliteStore }> {
+async function open(
+  path: string,
+  base = 'http://127.0.0.1:9511',
+): Promise<{ identity: LocalIdentity; store: SqliteStore }> {
   const store = new SqliteStore({ path });
-  const identity = await LocalIdentity.open({ store, clock: new ManualClock(), baseUrl: () => base, scryptCost: FAST_SCRYPT });
+  const identity = await LocalIdentity.open({
+    store,
+    clock: new ManualClock(),
+    baseUrl: () => base,
+    scryptCost: FAST_SCRYPT,
+  });
   return { identity, store };
 }
 
@@ -46,8 +62,14 @@ void test('bootstrap creates the initial users once; a restart over the same sto
   const first = await open(db);
   const r1 = await first.identity.bootstrap();
   assert.equal(r1.firstStart, true);
-  assert.deepEqual(r1.credentials.map((c) => c.cloud).sort(), ['magnetar-admin', 'magnetar-demo', 'magnetar-demo-sa']);
-  const users1 = (await first.store.list('User.identity.magnetar.io')).items.map((u) => u.metadata.name).sort();
+  assert.deepEqual(r1.credentials.map((c) => c.cloud).sort(), [
+    'magnetar-admin',
+    'magnetar-demo',
+    'magnetar-demo-sa',
+  ]);
+  const users1 = (await first.store.list('User.identity.magnetar.io')).items
+    .map((u) => u.metadata.name)
+    .sort();
   assert.equal(users1.length, 4);
   await first.identity.close();
   await first.store.close();
@@ -55,14 +77,20 @@ void test('bootstrap creates the initial users once; a restart over the same sto
   const second = await open(db);
   const r2 = await second.identity.bootstrap();
   assert.deepEqual(r2, { firstStart: false, credentials: [] });
-  const users2 = (await second.store.list('User.identity.magnetar.io')).items.map((u) => u.metadata.name).sort();
+  const users2 = (await second.store.list('User.identity.magnetar.io')).items
+    .map((u) => u.metadata.name)
+    .sort();
   assert.deepEqual(users2, users1);
   assert.equal(await second.store.count('Project.identity.magnetar.io'), 2);
   assert.equal(await second.store.count('Role.identity.magnetar.io'), 3);
   // The first start's password still works after the restart, and the service account is flagged.
   const sa = r1.credentials.find((c) => c.username === 'demo-sa')!;
   const token = await second.identity.authenticate({
-    identity: { method: 'password', user: { name: 'demo-sa', domain: { name: 'Default' } }, password: sa.password },
+    identity: {
+      method: 'password',
+      user: { name: 'demo-sa', domain: { name: 'Default' } },
+      password: sa.password,
+    },
     scope: { type: 'project', project: { name: 'demo', domain: { name: 'Default' } } },
   });
   assert.equal(token.user.spec.serviceAccount, true);
@@ -102,7 +130,9 @@ void test('clouds.yaml and the openrc files are written with mode 0600; a later 
   await first.store.close();
 
   // Someone adds their own cloud to the file; then the server restarts on another port.
-  const withOther = readFileSync(join(dir, 'clouds.yaml'), 'utf8') + '  elsewhere:\n    auth:\n      auth_url: http://example.test/v3\n';
+  const withOther =
+    readFileSync(join(dir, 'clouds.yaml'), 'utf8') +
+    '  elsewhere:\n    auth:\n      auth_url: http://example.test/v3\n';
   writeFileSync(join(dir, 'clouds.yaml'), withOther);
   const second = await open(db, 'http://127.0.0.1:2222');
   await second.identity.bootstrap();
@@ -130,11 +160,16 @@ void test('the first-start passwords are printed once to stdout, and not on late
     await store.close();
   `;
   const run = async () =>
-    (await promisify(execFile)(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], { cwd: root })).stdout;
+    (
+      await promisify(execFile)(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], {
+        cwd: root,
+      })
+    ).stdout;
   const firstOut = await run();
   const clouds = readClouds(dir);
   assert.match(firstOut, /first start/);
-  for (const name of ['magnetar-admin', 'magnetar-demo', 'magnetar-demo-sa']) assert.ok(firstOut.includes(clouds[name]!.auth.password), name);
+  for (const name of ['magnetar-admin', 'magnetar-demo', 'magnetar-demo-sa'])
+    assert.ok(firstOut.includes(clouds[name]!.auth.password), name);
   assert.match(firstOut, /OS_CLOUD=magnetar-demo-sa openstack token issue/);
   const secondOut = await run();
   assert.equal(secondOut, '');

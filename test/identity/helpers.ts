@@ -2,7 +2,11 @@ import type { FastifyInstance } from 'fastify';
 import { buildServer } from '../../src/api/index.ts';
 import { identityRoutes } from '../../src/api/identity/index.ts';
 import { ManualClock } from '../../src/domain/index.ts';
-import { LocalIdentity, type BootstrapCredential, type LocalIdentityOptions } from '../../src/identity/index.ts';
+import {
+  LocalIdentity,
+  type BootstrapCredential,
+  type LocalIdentityOptions,
+} from '../../src/identity/index.ts';
 import { SqliteStore, type ObjectStore } from '../../src/store/index.ts';
 
 /** scrypt cost for tests: the same code path, a fraction of the time. */
@@ -35,7 +39,11 @@ export async function startIdentityServer(
     ...options.identity,
   });
   const boot = await identity.bootstrap();
-  identity.registerService({ type: 'identity', name: 'keystone', urlForProject: () => `${base}/identity/v3` });
+  identity.registerService({
+    type: 'identity',
+    name: 'keystone',
+    urlForProject: () => `${base}/identity/v3`,
+  });
   const app = await buildServer({
     config: { bodyLimitBytes: 1024 * 1024, logLevel: 'silent' },
     plugins: [{ name: 'identity', prefix: '/identity', plugin: identityRoutes(identity) }],
@@ -133,7 +141,11 @@ export interface KAppCred extends KRef {
 export interface KAssignment {
   role: { id: string; name?: string };
   user: { id: string; name?: string; domain?: KRef };
-  scope: { project?: { id: string; name?: string; domain?: KRef }; domain?: { id: string; name?: string }; system?: { all: boolean } };
+  scope: {
+    project?: { id: string; name?: string; domain?: KRef };
+    domain?: { id: string; name?: string };
+    system?: { all: boolean };
+  };
   links: { assignment: string };
 }
 export interface KError {
@@ -171,8 +183,16 @@ export function passwordAuth(
   password: string,
   scope?: unknown,
 ): unknown {
-  const u = 'id' in user ? { id: user.id, password } : { name: user.name, domain: user.domain ?? { name: 'Default' }, password };
-  return { auth: { identity: { methods: ['password'], password: { user: u } }, ...(scope !== undefined ? { scope } : {}) } };
+  const u =
+    'id' in user
+      ? { id: user.id, password }
+      : { name: user.name, domain: user.domain ?? { name: 'Default' }, password };
+  return {
+    auth: {
+      identity: { methods: ['password'], password: { user: u } },
+      ...(scope !== undefined ? { scope } : {}),
+    },
+  };
 }
 
 /** Project scope by name in the Default domain. */
@@ -186,7 +206,9 @@ export async function login(
   who: BootstrapCredential | { username: string; password: string; projectName?: string },
   scope: unknown = projectScope(who.projectName ?? 'demo'),
 ): Promise<{ token: string; body: { token: KToken } }> {
-  const r = await call<{ token: KToken }>(`${s.v3}/auth/tokens`, 'POST', { body: passwordAuth({ name: who.username }, who.password, scope) });
+  const r = await call<{ token: KToken }>(`${s.v3}/auth/tokens`, 'POST', {
+    body: passwordAuth({ name: who.username }, who.password, scope),
+  });
   if (r.status !== 201) throw new Error(`login ${who.username}: ${r.status} ${r.text}`);
   return { token: r.headers.get('x-subject-token')!, body: r.body };
 }
@@ -194,5 +216,7 @@ export async function login(
 /** Assert a Keystone error body. */
 export function isKeystoneError(r: Reply, status: number): boolean {
   const e = (r.body as Partial<KError> | undefined)?.error;
-  return r.status === status && typeof e?.message === 'string' && e.code === status && typeof e.title === 'string';
+  return (
+    r.status === status && typeof e?.message === 'string' && e.code === status && typeof e.title === 'string'
+  );
 }

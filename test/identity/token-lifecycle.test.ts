@@ -1,6 +1,16 @@
 import { after, before, beforeEach, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { call, isKeystoneError, login, projectScope, startIdentityServer, type IdentityServer, type KProject, type KRef, type KUser } from './helpers.ts';
+import {
+  call,
+  isKeystoneError,
+  login,
+  projectScope,
+  startIdentityServer,
+  type IdentityServer,
+  type KProject,
+  type KRef,
+  type KUser,
+} from './helpers.ts';
 
 let s: IdentityServer;
 let admin: string;
@@ -14,16 +24,25 @@ beforeEach(async () => {
 });
 after(() => s.close());
 
-async function newUser(name: string, project = 'demo', role = 'member'): Promise<{ id: string; password: string; projectId: string }> {
-  const projectId = (await call<{ projects: KProject[] }>(`${s.v3}/projects?name=${project}`, 'GET', { token: admin })).body.projects[0]!.id;
+async function newUser(
+  name: string,
+  project = 'demo',
+  role = 'member',
+): Promise<{ id: string; password: string; projectId: string }> {
+  const projectId = (
+    await call<{ projects: KProject[] }>(`${s.v3}/projects?name=${project}`, 'GET', { token: admin })
+  ).body.projects[0]!.id;
   const password = `pw-${name}-123`;
   const u = await call<{ user: KUser }>(`${s.v3}/users`, 'POST', {
     token: admin,
     body: { user: { name, password, default_project_id: projectId } },
   });
   assert.equal(u.status, 201, u.text);
-  const roleId = (await call<{ roles: KRef[] }>(`${s.v3}/roles?name=${role}`, 'GET', { token: admin })).body.roles[0]!.id;
-  const put = await call(`${s.v3}/projects/${projectId}/users/${u.body.user.id}/roles/${roleId}`, 'PUT', { token: admin });
+  const roleId = (await call<{ roles: KRef[] }>(`${s.v3}/roles?name=${role}`, 'GET', { token: admin })).body
+    .roles[0]!.id;
+  const put = await call(`${s.v3}/projects/${projectId}/users/${u.body.user.id}/roles/${roleId}`, 'PUT', {
+    token: admin,
+  });
   assert.equal(put.status, 204, put.text);
   return { id: u.body.user.id, password, projectId };
 }
@@ -48,11 +67,16 @@ void test("disabling a user stops that user's tokens at once; enabling them agai
   const u = await newUser('carol');
   const t = await login(s, { username: 'carol', password: u.password });
   assert.equal(await stillValid(t.token), true);
-  const off = await call(`${s.v3}/users/${u.id}`, 'PATCH', { token: admin, body: { user: { enabled: false } } });
+  const off = await call(`${s.v3}/users/${u.id}`, 'PATCH', {
+    token: admin,
+    body: { user: { enabled: false } },
+  });
   assert.equal(off.status, 200, off.text);
   assert.equal(await stillValid(t.token), false);
   const relogin = await call(`${s.v3}/auth/tokens`, 'POST', {
-    body: { auth: { identity: { methods: ['password'], password: { user: { id: u.id, password: u.password } } } } },
+    body: {
+      auth: { identity: { methods: ['password'], password: { user: { id: u.id, password: u.password } } } },
+    },
   });
   assert.ok(isKeystoneError(relogin, 401));
   await call(`${s.v3}/users/${u.id}`, 'PATCH', { token: admin, body: { user: { enabled: true } } });
@@ -69,7 +93,10 @@ void test("deleting a user stops that user's tokens at once", async () => {
 });
 
 void test('deleting a project stops the tokens scoped to it, and removes its role assignments', async () => {
-  const p = await call<{ project: KProject }>(`${s.v3}/projects`, 'POST', { token: admin, body: { project: { name: 'doomed' } } });
+  const p = await call<{ project: KProject }>(`${s.v3}/projects`, 'POST', {
+    token: admin,
+    body: { project: { name: 'doomed' } },
+  });
   assert.equal(p.status, 201, p.text);
   const u = await newUser('erin', 'doomed');
   const t = await login(s, { username: 'erin', password: u.password, projectName: 'doomed' });
@@ -77,15 +104,22 @@ void test('deleting a project stops the tokens scoped to it, and removes its rol
   const del = await call(`${s.v3}/projects/${p.body.project.id}`, 'DELETE', { token: admin });
   assert.equal(del.status, 204, del.text);
   assert.equal(await stillValid(t.token), false);
-  const left = await call<{ role_assignments: unknown[] }>(`${s.v3}/role_assignments?user.id=${u.id}`, 'GET', { token: admin });
+  const left = await call<{ role_assignments: unknown[] }>(
+    `${s.v3}/role_assignments?user.id=${u.id}`,
+    'GET',
+    { token: admin },
+  );
   assert.deepEqual(left.body.role_assignments, []);
 });
 
 void test('removing the last role on the project stops project-scoped tokens', async () => {
   const u = await newUser('frank');
   const t = await login(s, { username: 'frank', password: u.password });
-  const member = (await call<{ roles: KRef[] }>(`${s.v3}/roles?name=member`, 'GET', { token: admin })).body.roles[0]!.id;
-  const del = await call(`${s.v3}/projects/${u.projectId}/users/${u.id}/roles/${member}`, 'DELETE', { token: admin });
+  const member = (await call<{ roles: KRef[] }>(`${s.v3}/roles?name=member`, 'GET', { token: admin })).body
+    .roles[0]!.id;
+  const del = await call(`${s.v3}/projects/${u.projectId}/users/${u.id}/roles/${member}`, 'DELETE', {
+    token: admin,
+  });
   assert.equal(del.status, 204, del.text);
   assert.equal(await stillValid(t.token), false);
 });
@@ -135,7 +169,10 @@ void test('the service-account flag of the user shows in the AuthContext and in 
   const u = await newUser('henry');
   const t = await login(s, { username: 'henry', password: u.password });
   assert.equal((await s.identity.validate(t.token)).isServiceAccount, false);
-  const set = await call<{ user: KUser }>(`${s.v3}/users/${u.id}`, 'PATCH', { token: admin, body: { user: { service_account: true } } });
+  const set = await call<{ user: KUser }>(`${s.v3}/users/${u.id}`, 'PATCH', {
+    token: admin,
+    body: { user: { service_account: true } },
+  });
   assert.equal(set.body.user.service_account, true);
   assert.equal((await s.identity.validate(t.token)).isServiceAccount, true);
 });
@@ -144,14 +181,18 @@ void test('a reader-only user gets only reader; an admin grant implies member an
   const u = await newUser('ivy', 'demo', 'reader');
   const t = await s.identity.validate((await login(s, { username: 'ivy', password: u.password })).token);
   assert.deepEqual(t.roles, ['reader']);
-  const adminRole = (await call<{ roles: KRef[] }>(`${s.v3}/roles?name=admin`, 'GET', { token: admin })).body.roles[0]!.id;
+  const adminRole = (await call<{ roles: KRef[] }>(`${s.v3}/roles?name=admin`, 'GET', { token: admin })).body
+    .roles[0]!.id;
   await call(`${s.v3}/projects/${u.projectId}/users/${u.id}/roles/${adminRole}`, 'PUT', { token: admin });
   const again = await s.identity.validate((await login(s, { username: 'ivy', password: u.password })).token);
   assert.deepEqual(again.roles, ['admin', 'member', 'reader']);
 });
 
 void test("Magnetar's service token acts in a tenant project and is refused once the project is gone", async () => {
-  const p = await call<{ project: KProject }>(`${s.v3}/projects`, 'POST', { token: admin, body: { project: { name: 'tenant-x' } } });
+  const p = await call<{ project: KProject }>(`${s.v3}/projects`, 'POST', {
+    token: admin,
+    body: { project: { name: 'tenant-x' } },
+  });
   const st = await s.identity.issueServiceToken(p.body.project.id);
   const ctx = await s.identity.validate(st.token);
   assert.equal(ctx.userName, 'magnetar');

@@ -35,7 +35,11 @@ function total(calls: Map<string, number>): number {
 
 async function passwordToken(identity: LocalIdentity, c: BootstrapCredential): Promise<string> {
   const t = await identity.authenticate({
-    identity: { method: 'password', user: { name: c.username, domain: { name: 'Default' } }, password: c.password },
+    identity: {
+      method: 'password',
+      user: { name: c.username, domain: { name: 'Default' } },
+      password: c.password,
+    },
     scope: { type: 'project', project: { name: c.projectName, domain: { name: 'Default' } } },
   });
   return t.token;
@@ -44,10 +48,19 @@ async function passwordToken(identity: LocalIdentity, c: BootstrapCredential): P
 void test('validation reads the store at most once per staleness window, however many requests arrive', async () => {
   const clock = new ManualClock();
   const { store, calls } = counted(new SqliteStore({ path: ':memory:' }));
-  const identity = await LocalIdentity.open({ store, clock, baseUrl: () => 'http://x', scryptCost: FAST_SCRYPT, maxStalenessMs: 1000 });
+  const identity = await LocalIdentity.open({
+    store,
+    clock,
+    baseUrl: () => 'http://x',
+    scryptCost: FAST_SCRYPT,
+    maxStalenessMs: 1000,
+  });
   try {
     const boot = await identity.bootstrap();
-    const token = await passwordToken(identity, boot.credentials.find((c) => c.username === 'demo-sa')!);
+    const token = await passwordToken(
+      identity,
+      boot.credentials.find((c) => c.username === 'demo-sa')!,
+    );
     await identity.validate(token);
     calls.clear();
     let last: AuthContext | undefined;
@@ -69,9 +82,21 @@ void test('a second process over the same database sees a disabled user within t
   // Two SQLite connections do not notify each other: only the staleness check can bring news.
   const storeA = new SqliteStore({ path });
   const storeB = new SqliteStore({ path });
-  const a = await LocalIdentity.open({ store: storeA, clock, baseUrl: () => 'http://a', scryptCost: FAST_SCRYPT, maxStalenessMs: 1000 });
+  const a = await LocalIdentity.open({
+    store: storeA,
+    clock,
+    baseUrl: () => 'http://a',
+    scryptCost: FAST_SCRYPT,
+    maxStalenessMs: 1000,
+  });
   const boot = await a.bootstrap();
-  const b = await LocalIdentity.open({ store: storeB, clock, baseUrl: () => 'http://b', scryptCost: FAST_SCRYPT, maxStalenessMs: 1000 });
+  const b = await LocalIdentity.open({
+    store: storeB,
+    clock,
+    baseUrl: () => 'http://b',
+    scryptCost: FAST_SCRYPT,
+    maxStalenessMs: 1000,
+  });
   try {
     const demo = boot.credentials.find((c) => c.username === 'demo')!;
     const admin = boot.credentials.find((c) => c.username === 'admin')!;
@@ -96,10 +121,19 @@ void test('a process that missed compacted changes reloads everything and carrie
   const clock = new ManualClock();
   const storeA = new SqliteStore({ path });
   const storeB = new SqliteStore({ path });
-  const a = await LocalIdentity.open({ store: storeA, clock, baseUrl: () => 'http://a', scryptCost: FAST_SCRYPT, maxStalenessMs: 1000 });
+  const a = await LocalIdentity.open({
+    store: storeA,
+    clock,
+    baseUrl: () => 'http://a',
+    scryptCost: FAST_SCRYPT,
+    maxStalenessMs: 1000,
+  });
   try {
     const boot = await a.bootstrap();
-    const token = await passwordToken(a, boot.credentials.find((c) => c.username === 'demo')!);
+    const token = await passwordToken(
+      a,
+      boot.credentials.find((c) => c.username === 'demo')!,
+    );
     // Another process writes, then compacts the feed past what this one has read.
     await storeB.create({
       apiVersion: 'identity.magnetar.io/v1',

@@ -17,7 +17,11 @@ export function authRoutes(app: FastifyInstance, rc: RouteContext): void {
     try {
       return await identity.resolve(token);
     } catch (err) {
-      if (err instanceof AuthenticationError) throw new NotFoundError(`Could not find token: ${err.message}`, { code: 'TokenNotFound', cause: err });
+      if (err instanceof AuthenticationError)
+        throw new NotFoundError(`Could not find token: ${err.message}`, {
+          code: 'TokenNotFound',
+          cause: err,
+        });
       throw err;
     }
   };
@@ -61,7 +65,10 @@ export function authRoutes(app: FastifyInstance, rc: RouteContext): void {
 
   app.get('/v3/auth/catalog', async (req) => {
     const token = await rc.callerToken(req);
-    return { catalog: renderCatalog(identity.catalogFor(token)), links: collectionLinks(`${rc.v3()}/auth/catalog`) };
+    return {
+      catalog: renderCatalog(identity.catalogFor(token)),
+      links: collectionLinks(`${rc.v3()}/auth/catalog`),
+    };
   });
 
   app.get('/v3/auth/projects', async (req) => {
@@ -81,6 +88,9 @@ export function authRoutes(app: FastifyInstance, rc: RouteContext): void {
 
   app.get('/v3/auth/system', async (req) => {
     const token = await rc.callerToken(req);
-    return { system: identity.hasSystemRole(token.user.id) ? [{ all: true }] : [], links: collectionLinks(`${rc.v3()}/auth/system`) };
+    return {
+      system: identity.hasSystemRole(token.user.id) ? [{ all: true }] : [],
+      links: collectionLinks(`${rc.v3()}/auth/system`),
+    };
   });
 }

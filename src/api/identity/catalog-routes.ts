@@ -41,7 +41,9 @@ export function catalogRoutes(app: FastifyInstance, rc: RouteContext): void {
     const q = req.query as Query;
     const type = queryString(q.type);
     const name = queryString(q.name);
-    const services = identity.catalog.all().filter((s) => (type === undefined || s.type === type) && (name === undefined || s.name === name));
+    const services = identity.catalog
+      .all()
+      .filter((s) => (type === undefined || s.type === type) && (name === undefined || s.name === name));
     return { services: services.map(service), links: collectionLinks(`${rc.v3()}/services`) };
   });
   app.get('/v3/services/:id', async (req) => {

@@ -17,9 +17,12 @@ function headerToken(req: FastifyRequest, name: string): string {
   const v = req.headers[name];
   const token = Array.isArray(v) ? v[0] : v;
   if (!token) {
-    throw new AuthenticationError(`The request you have made requires authentication. Send a token in ${name === 'x-auth-token' ? 'X-Auth-Token' : 'X-Subject-Token'}.`, {
-      code: 'NoToken',
-    });
+    throw new AuthenticationError(
+      `The request you have made requires authentication. Send a token in ${name === 'x-auth-token' ? 'X-Auth-Token' : 'X-Subject-Token'}.`,
+      {
+        code: 'NoToken',
+      },
+    );
   }
   return token;
 }

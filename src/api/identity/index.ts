@@ -22,11 +22,15 @@ export interface IdentityRoutesOptions {
  * `/identity` and `/identity/v3`, then `/identity/v3/...`. Errors use Keystone's
  * `{"error":{"code","title","message"}}` shape.
  */
-export function identityRoutes(identity: LocalIdentity, options: IdentityRoutesOptions = {}): FastifyPluginAsync {
+export function identityRoutes(
+  identity: LocalIdentity,
+  options: IdentityRoutesOptions = {},
+): FastifyPluginAsync {
   return async (app) => {
     const render = errorHandler('keystone');
     app.setErrorHandler((err: FastifyError, req: FastifyRequest, reply: FastifyReply) => {
-      if (asMagnetarError(err)?.status === 401) void reply.header('www-authenticate', `Keystone uri="${identity.baseUrl}/identity"`);
+      if (asMagnetarError(err)?.status === 401)
+        void reply.header('www-authenticate', `Keystone uri="${identity.baseUrl}/identity"`);
       return render(err, req, reply);
     });
     app.setNotFoundHandler(notFoundHandler('keystone'));

@@ -85,7 +85,12 @@ export function renderRoleRef(v3: string, r: Rec<RoleSpec>): Json {
   return { id: r.id, name: r.spec.name, links: { self: `${v3}/roles/${r.id}` } };
 }
 
-export function renderAppCred(v3: string, identity: LocalIdentity, c: Rec<ApplicationCredentialSpec>, secret?: string): Json {
+export function renderAppCred(
+  v3: string,
+  identity: LocalIdentity,
+  c: Rec<ApplicationCredentialSpec>,
+  secret?: string,
+): Json {
   const roles = c.spec.roleIds.flatMap((id) => {
     const r = identity.directory.findRole(id);
     return r ? [{ id: r.id, name: r.spec.name, domain_id: null }] : [];
@@ -111,7 +116,13 @@ export function renderCatalog(services: CatalogService[]): Json[] {
     id: s.id,
     type: s.type,
     name: s.name,
-    endpoints: s.endpoints.map((e) => ({ id: e.id, interface: e.interface, region: e.region, region_id: e.region, url: e.url })),
+    endpoints: s.endpoints.map((e) => ({
+      id: e.id,
+      interface: e.interface,
+      region: e.region,
+      region_id: e.region,
+      url: e.url,
+    })),
   }));
 }
 
@@ -120,14 +131,23 @@ export function renderToken(identity: LocalIdentity, r: ResolvedToken, includeCa
   const domainRef = (d: Rec<DomainSpec>) => ({ id: d.id, name: d.spec.name });
   const token: Json = {
     methods: r.payload.methods,
-    user: { id: r.user.id, name: r.user.spec.name, domain: domainRef(r.userDomain), password_expires_at: null },
+    user: {
+      id: r.user.id,
+      name: r.user.spec.name,
+      domain: domainRef(r.userDomain),
+      password_expires_at: null,
+    },
     audit_ids: r.payload.auditIds,
     expires_at: keystoneTime(r.payload.expiresAtMs),
     issued_at: keystoneTime(r.payload.issuedAtMs),
   };
   const scoped = r.project !== undefined || r.domain !== undefined || r.system;
   if (r.project) {
-    token.project = { id: r.project.project.id, name: r.project.project.spec.name, domain: domainRef(r.project.domain) };
+    token.project = {
+      id: r.project.project.id,
+      name: r.project.project.spec.name,
+      domain: domainRef(r.project.domain),
+    };
     token.is_domain = false;
   }
   if (r.domain) token.domain = domainRef(r.domain);
@@ -137,13 +157,22 @@ export function renderToken(identity: LocalIdentity, r: ResolvedToken, includeCa
     if (includeCatalog) token.catalog = renderCatalog(identity.catalogFor(r));
   }
   if (r.appCred) {
-    token.application_credential = { id: r.appCred.id, name: r.appCred.spec.name, restricted: !r.appCred.spec.unrestricted };
+    token.application_credential = {
+      id: r.appCred.id,
+      name: r.appCred.spec.name,
+      restricted: !r.appCred.spec.unrestricted,
+    };
   }
   return { token };
 }
 
 /** One entry of `GET /v3/role_assignments`. */
-export function renderAssignment(v3: string, identity: LocalIdentity, e: AssignmentEntry, includeNames: boolean): Json {
+export function renderAssignment(
+  v3: string,
+  identity: LocalIdentity,
+  e: AssignmentEntry,
+  includeNames: boolean,
+): Json {
   const dir = identity.directory;
   const domainName = (id: string) => dir.findDomain(id)?.spec.name ?? id;
   const role: Json = { id: e.roleId };
@@ -166,7 +195,9 @@ export function renderAssignment(v3: string, identity: LocalIdentity, e: Assignm
       break;
     }
     case 'domain':
-      scope = { domain: includeNames ? { id: e.scope.id, name: domainName(e.scope.id) } : { id: e.scope.id } };
+      scope = {
+        domain: includeNames ? { id: e.scope.id, name: domainName(e.scope.id) } : { id: e.scope.id },
+      };
       link = `${v3}/domains/${e.scope.id}/${rolePart}`;
       break;
     case 'system':

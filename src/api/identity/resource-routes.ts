@@ -16,8 +16,14 @@ export function resourceRoutes(app: FastifyInstance, rc: RouteContext): void {
     const q = req.query as Query;
     const name = queryString(q.name);
     const enabled = queryBool(q.enabled);
-    const domains = identity.directory.listDomains({ ...(name !== undefined ? { name } : {}), ...(enabled !== undefined ? { enabled } : {}) });
-    return { domains: domains.map((d) => renderDomain(rc.v3(), d)), links: collectionLinks(`${rc.v3()}/domains`) };
+    const domains = identity.directory.listDomains({
+      ...(name !== undefined ? { name } : {}),
+      ...(enabled !== undefined ? { enabled } : {}),
+    });
+    return {
+      domains: domains.map((d) => renderDomain(rc.v3(), d)),
+      links: collectionLinks(`${rc.v3()}/domains`),
+    };
   });
   app.get('/v3/domains/:id', async (req) => {
     await rc.caller(req);
@@ -36,7 +42,10 @@ export function resourceRoutes(app: FastifyInstance, rc: RouteContext): void {
       ...(domainId !== undefined ? { domainId } : {}),
       ...(enabled !== undefined ? { enabled } : {}),
     });
-    return { projects: projects.map((p) => renderProject(rc.v3(), p)), links: collectionLinks(`${rc.v3()}/projects`) };
+    return {
+      projects: projects.map((p) => renderProject(rc.v3(), p)),
+      links: collectionLinks(`${rc.v3()}/projects`),
+    };
   });
   app.post('/v3/projects', async (req, reply) => {
     const caller = await rc.caller(req);
@@ -49,7 +58,11 @@ export function resourceRoutes(app: FastifyInstance, rc: RouteContext): void {
   });
   app.patch('/v3/projects/:id', async (req) => {
     const caller = await rc.caller(req);
-    const project = await identity.projects.update(caller, (req.params as Params).id!, parseProjectInput(req.body, false));
+    const project = await identity.projects.update(
+      caller,
+      (req.params as Params).id!,
+      parseProjectInput(req.body, false),
+    );
     return { project: renderProject(rc.v3(), project) };
   });
   app.delete('/v3/projects/:id', async (req, reply) => {
@@ -83,7 +96,11 @@ export function resourceRoutes(app: FastifyInstance, rc: RouteContext): void {
   });
   app.patch('/v3/users/:id', async (req) => {
     const caller = await rc.caller(req);
-    const user = await identity.users.update(caller, (req.params as Params).id!, parseUserInput(req.body, false));
+    const user = await identity.users.update(
+      caller,
+      (req.params as Params).id!,
+      parseUserInput(req.body, false),
+    );
     return { user: renderUser(rc.v3(), user) };
   });
   app.delete('/v3/users/:id', async (req, reply) => {

@@ -31,7 +31,10 @@ export function roleRoutes(app: FastifyInstance, rc: RouteContext): void {
   for (const path of ['/v3/role_inferences', '/v3/implied_roles']) {
     app.get(path, async (req) => {
       await rc.caller(req);
-      return { role_inferences: identity.directory.inferences().map(inference), links: collectionLinks(`${rc.v3()}${path.slice(3)}`) };
+      return {
+        role_inferences: identity.directory.inferences().map(inference),
+        links: collectionLinks(`${rc.v3()}${path.slice(3)}`),
+      };
     });
   }
   app.get('/v3/roles/:id/implies', async (req) => {
@@ -54,7 +57,10 @@ export function roleRoutes(app: FastifyInstance, rc: RouteContext): void {
       const caller = await rc.caller(req);
       const { scope, user } = args(req);
       const roles = identity.assignments.rolesOn(caller, scope, user);
-      return { roles: roles.map((r) => renderRole(rc.v3(), r)), links: collectionLinks(`${identity.baseUrl}${req.url.split('?')[0]!}`) };
+      return {
+        roles: roles.map((r) => renderRole(rc.v3(), r)),
+        links: collectionLinks(`${identity.baseUrl}${req.url.split('?')[0]!}`),
+      };
     });
     app.put(`${g.path}/:role`, async (req, reply) => {
       const caller = await rc.caller(req);
@@ -81,14 +87,19 @@ export function roleRoutes(app: FastifyInstance, rc: RouteContext): void {
     const q = req.query as Query;
     const self = `${rc.v3()}/role_assignments`;
     // No groups and no inheritance here: such filters match nothing.
-    if (queryString(q['group.id']) !== undefined || queryString(q['scope.OS-INHERIT:inherited_to']) !== undefined) {
+    if (
+      queryString(q['group.id']) !== undefined ||
+      queryString(q['scope.OS-INHERIT:inherited_to']) !== undefined
+    ) {
       return { role_assignments: [], links: collectionLinks(self) };
     }
     const project = queryString(q['scope.project.id']);
     const domain = queryString(q['scope.domain.id']);
     const system = queryString(q['scope.system']);
     if ([project, domain, system].filter((x) => x !== undefined).length > 1) {
-      throw new InputError('Specify at most one of scope.project.id, scope.domain.id and scope.system.', { code: 'Invalid' });
+      throw new InputError('Specify at most one of scope.project.id, scope.domain.id and scope.system.', {
+        code: 'Invalid',
+      });
     }
     const query: AssignmentQuery = { effective: queryFlag(q.effective) };
     const user = queryString(q['user.id']);
@@ -100,6 +111,9 @@ export function roleRoutes(app: FastifyInstance, rc: RouteContext): void {
     else if (system !== undefined) query.scope = { type: 'system' };
     const names = queryFlag(q.include_names);
     const entries = identity.assignments.query(caller, query);
-    return { role_assignments: entries.map((e) => renderAssignment(rc.v3(), identity, e, names)), links: collectionLinks(self) };
+    return {
+      role_assignments: entries.map((e) => renderAssignment(rc.v3(), identity, e, names)),
+      links: collectionLinks(self),
+    };
   });
 }

@@ -15,7 +15,8 @@ import type {
 
 /** Parse with a Keystone-style 400 naming the field. */
 export function parseBody<S extends z.ZodType>(schema: S, body: unknown): z.infer<S> {
-  if (body === undefined || body === null) throw new InputError('The request body is empty; a JSON body is required.', { code: 'EmptyBody' });
+  if (body === undefined || body === null)
+    throw new InputError('The request body is empty; a JSON body is required.', { code: 'EmptyBody' });
   const r = schema.safeParse(body);
   if (r.success) return r.data;
   const issue = r.error.issues[0]!;
@@ -28,24 +29,36 @@ const name = z.string().min(1).max(255);
 
 const DomainRefWire = z.object({ id: id.optional(), name: name.optional() });
 const UserRefWire = z.object({ id: id.optional(), name: name.optional(), domain: DomainRefWire.optional() });
-const ProjectRefWire = z.object({ id: id.optional(), name: name.optional(), domain: DomainRefWire.optional() });
+const ProjectRefWire = z.object({
+  id: id.optional(),
+  name: name.optional(),
+  domain: DomainRefWire.optional(),
+});
 
 function domainRef(w: z.infer<typeof DomainRefWire> | undefined, field: string): DomainRef {
   if (w?.id) return { id: w.id };
   if (w?.name) return { name: w.name };
-  throw new InputError(`Invalid input for field '${field}': a domain id or name is required.`, { code: 'Invalid' });
+  throw new InputError(`Invalid input for field '${field}': a domain id or name is required.`, {
+    code: 'Invalid',
+  });
 }
 
 function userRef(w: z.infer<typeof UserRefWire>, field: string): UserRef {
   if (w.id) return { id: w.id };
   if (w.name) return { name: w.name, domain: domainRef(w.domain, `${field}/domain`) };
-  throw new InputError(`Invalid input for field '${field}': a user id, or a name and a domain, is required.`, { code: 'Invalid' });
+  throw new InputError(
+    `Invalid input for field '${field}': a user id, or a name and a domain, is required.`,
+    { code: 'Invalid' },
+  );
 }
 
 function projectRef(w: z.infer<typeof ProjectRefWire>, field: string): ProjectRef {
   if (w.id) return { id: w.id };
   if (w.name) return { name: w.name, domain: domainRef(w.domain, `${field}/domain`) };
-  throw new InputError(`Invalid input for field '${field}': a project id, or a name and a domain, is required.`, { code: 'Invalid' });
+  throw new InputError(
+    `Invalid input for field '${field}': a project id, or a name and a domain, is required.`,
+    { code: 'Invalid' },
+  );
 }
 
 const AuthBody = z.object({
@@ -55,7 +68,12 @@ const AuthBody = z.object({
       password: z.object({ user: UserRefWire.extend({ password: z.string().max(4096) }) }).optional(),
       token: z.object({ id: z.string().min(1) }).optional(),
       application_credential: z
-        .object({ id: id.optional(), name: name.optional(), secret: z.string().min(1).max(4096), user: UserRefWire.optional() })
+        .object({
+          id: id.optional(),
+          name: name.optional(),
+          secret: z.string().min(1).max(4096),
+          user: UserRefWire.optional(),
+        })
         .optional(),
     }),
     scope: z
@@ -87,13 +105,19 @@ export function parseAuthRequest(body: unknown): AuthRequest {
   }
   const method = methods[0]!;
   const missing = () =>
-    new InputError(`Invalid input for field 'auth/identity/${method}': it is required by the method.`, { code: 'Invalid' });
+    new InputError(`Invalid input for field 'auth/identity/${method}': it is required by the method.`, {
+      code: 'Invalid',
+    });
   let identity: AuthRequest['identity'];
   switch (method) {
     case 'password': {
       const p = auth.identity.password;
       if (!p) throw missing();
-      identity = { method: 'password', user: userRef(p.user, 'auth/identity/password/user'), password: p.user.password };
+      identity = {
+        method: 'password',
+        user: userRef(p.user, 'auth/identity/password/user'),
+        password: p.user.password,
+      };
       break;
     }
     case 'token': {
@@ -128,8 +152,12 @@ function parseScope(s: z.infer<typeof AuthBody>['auth']['scope']): ScopeRequest 
   if (s === undefined) return { type: 'default' };
   if (s === 'unscoped') return { type: 'unscoped' };
   const given = [s.project, s.domain, s.system, s['OS-TRUST:trust']].filter((x) => x !== undefined).length;
-  if (given > 1) throw new InputError("Invalid input for field 'auth/scope': only one of project, domain and system may be given.");
-  if (s['OS-TRUST:trust'] !== undefined) throw new InputError('Trusts are not supported by this identity service.', { code: 'Unsupported' });
+  if (given > 1)
+    throw new InputError(
+      "Invalid input for field 'auth/scope': only one of project, domain and system may be given.",
+    );
+  if (s['OS-TRUST:trust'] !== undefined)
+    throw new InputError('Trusts are not supported by this identity service.', { code: 'Unsupported' });
   if (s.project) return { type: 'project', project: projectRef(s.project, 'auth/scope/project') };
   if (s.domain) return { type: 'domain', domain: domainRef(s.domain, 'auth/scope/domain') };
   if (s.system) return s.system.all ? { type: 'system' } : { type: 'unscoped' };
@@ -150,7 +178,13 @@ const UserFields = z.object({
   service_account: z.boolean().nullable().optional(),
   options: z.record(z.string(), extraValue).optional(),
 });
-const USER_KEYS = new Set([...Object.keys(UserFields.shape), 'id', 'links', 'password_expires_at', 'federated']);
+const USER_KEYS = new Set([
+  ...Object.keys(UserFields.shape),
+  'id',
+  'links',
+  'password_expires_at',
+  'federated',
+]);
 
 const UserBody = z.object({ user: z.record(z.string(), extraValue) });
 
@@ -158,7 +192,10 @@ const UserBody = z.object({ user: z.record(z.string(), extraValue) });
 export function parseUserInput(body: unknown, creating: boolean): UserInput {
   const raw = parseBody(UserBody, body).user;
   const f = parseBody(UserFields, raw);
-  if (creating && !f.name) throw new InputError("Invalid input for field 'user/name': 'name' is a required property.", { code: 'Invalid' });
+  if (creating && !f.name)
+    throw new InputError("Invalid input for field 'user/name': 'name' is a required property.", {
+      code: 'Invalid',
+    });
   const extra: Record<string, unknown> = {};
   for (const [k, v] of Object.entries(raw)) if (!USER_KEYS.has(k)) extra[k] = v;
   const input: UserInput = {};
@@ -191,11 +228,17 @@ const ProjectBody = z.object({ project: z.record(z.string(), extraValue) });
 export function parseProjectInput(body: unknown, creating: boolean): ProjectInput {
   const raw = parseBody(ProjectBody, body).project;
   const f = parseBody(ProjectFields, raw);
-  if (creating && !f.name) throw new InputError("Invalid input for field 'project/name': 'name' is a required property.", { code: 'Invalid' });
-  if (f.is_domain === true) throw new InputError('Projects acting as domains are not supported.', { code: 'Unsupported' });
+  if (creating && !f.name)
+    throw new InputError("Invalid input for field 'project/name': 'name' is a required property.", {
+      code: 'Invalid',
+    });
+  if (f.is_domain === true)
+    throw new InputError('Projects acting as domains are not supported.', { code: 'Unsupported' });
   const domainId = f.domain_id ?? undefined;
   if (f.parent_id && f.parent_id !== (domainId ?? f.parent_id)) {
-    throw new InputError('Nested projects are not supported: parent_id must be the domain.', { code: 'Unsupported' });
+    throw new InputError('Nested projects are not supported: parent_id must be the domain.', {
+      code: 'Unsupported',
+    });
   }
   const extra: Record<string, unknown> = {};
   for (const [k, v] of Object.entries(raw)) if (!PROJECT_KEYS.has(k)) extra[k] = v;
@@ -239,7 +282,10 @@ const AppCredBody = z.object({
 function parseTime(s: string, field: string): number {
   const withZone = /[zZ]|[+-]\d\d:?\d\d$/.test(s) ? s : `${s}Z`;
   const ms = Date.parse(withZone);
-  if (!Number.isFinite(ms)) throw new InputError(`Invalid input for field '${field}': '${s}' is not an ISO 8601 time.`, { code: 'Invalid' });
+  if (!Number.isFinite(ms))
+    throw new InputError(`Invalid input for field '${field}': '${s}' is not an ISO 8601 time.`, {
+      code: 'Invalid',
+    });
   return ms;
 }
 
@@ -247,12 +293,18 @@ function parseTime(s: string, field: string): number {
 export function parseAppCredInput(body: unknown): AppCredInput {
   const { application_credential: a } = parseBody(AppCredBody, body);
   if (a.access_rules && a.access_rules.length > 0) {
-    throw new InputError('Access rules are not supported by this identity service; leave access_rules empty.', { code: 'Unsupported' });
+    throw new InputError(
+      'Access rules are not supported by this identity service; leave access_rules empty.',
+      { code: 'Unsupported' },
+    );
   }
   const roles = (a.roles ?? []).map((r, i) => {
     if (r.id) return { id: r.id };
     if (r.name) return { name: r.name };
-    throw new InputError(`Invalid input for field 'application_credential/roles/${i}': a role id or name is required.`, { code: 'Invalid' });
+    throw new InputError(
+      `Invalid input for field 'application_credential/roles/${i}': a role id or name is required.`,
+      { code: 'Invalid' },
+    );
   });
   const input: AppCredInput = { name: a.name, roles };
   if (a.description !== undefined) input.description = a.description;
