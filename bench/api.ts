@@ -132,20 +132,25 @@ async function benchEngine(engine: 'sqlite' | 'postgres', storeUrl: string | und
       url: `${m.url}/v1/clustertemplates`,
       method: 'POST',
       headers: h(saToken),
-      setupRequest: (req) => ({
-        ...req,
-        body: JSON.stringify({
-          name: `bench-tpl-${n++}`,
-          coe: 'kubernetes',
-          image_id: 'fedora-coreos-38',
-          external_network_id: 'public',
-          flavor_id: 'm1.medium',
-          master_flavor_id: 'm1.medium',
-          network_driver: 'calico',
-          labels: { kube_tag: 'v1.32.4' },
-          master_lb_enabled: true,
-        }),
-      }),
+      requests: [
+        {
+          method: 'POST',
+          setupRequest: (req) => ({
+            ...req,
+            body: JSON.stringify({
+              name: `bench-tpl-${n++}`,
+              coe: 'kubernetes',
+              image_id: 'fedora-coreos-38',
+              external_network_id: 'public',
+              flavor_id: 'm1.medium',
+              master_flavor_id: 'm1.medium',
+              network_driver: 'calico',
+              labels: { kube_tag: 'v1.32.4' },
+              master_lb_enabled: true,
+            }),
+          }),
+        },
+      ],
     }));
 
     if (engine === 'sqlite' && SOAK_SECONDS > 0) {
