@@ -311,7 +311,8 @@ export class LocalIdentity implements MagnetarIdentity {
     const minted = mintToken(this.core, {
       userId: this.serviceUserId(),
       scope: { type: 'project', id: projectId },
-      methods: ['password'],
+      // Minted in-process for the service user, which has no password.
+      methods: ['service'],
       issuedAtMs: now,
       expiresAtMs: now + this.core.tokenTtlMs,
       auditIds: [newAuditId()],

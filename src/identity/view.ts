@@ -87,14 +87,14 @@ export class IdentityView {
   }
 
   /**
-   * Make sure the view reflects the store: waits for a pending refresh, or checks the store's
-   * revision when the last check is older than `maxStalenessMs`. Cheap in the steady state.
+   * Make sure the view is at most `maxStalenessMs` behind the store: checks the store's
+   * revision when the last check is older. Refreshes started by `onChange` are not waited
+   * for (a concurrent write elsewhere lands a moment later); this process's own identity
+   * writes wait for the view before they answer. Cheap in the steady state.
    */
   fresh(): Promise<void> | undefined {
-    if (this.running) return this.running;
-    if (this.dirty) return this.sync();
-    if (this.clock.now() - this.lastCheckedMs > this.maxStalenessMs) return this.sync();
-    return undefined;
+    if (this.clock.now() - this.lastCheckedMs <= this.maxStalenessMs) return undefined;
+    return this.running ?? this.sync();
   }
 
   /** Apply every change committed so far. Concurrent callers share one refresh. */
