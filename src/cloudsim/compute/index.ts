@@ -55,7 +55,8 @@ export function computePlugin(ctx: CloudContext, net: NetworkService, vol: Volum
       async (priv) => {
         priv.addHook('onRequest', microversionHook(NOVA_VERSIONS));
         priv.addHook('onRequest', authHook(ctx));
-        const r = new ServiceRoutes(priv, ctx, 'compute', (resource) => {
+        const r = new ServiceRoutes(priv, ctx, 'compute', (resource, operation) => {
+          if (operation.startsWith('compute.keypairs')) return new NotAllowedError('Quota exceeded, too many key pairs.', { code: 'QuotaExceeded' });
           const what = resource ?? 'instances';
           return new NotAllowedError(`Quota exceeded for ${what}: Requested 1, but already used 0 of 0 ${what}`, { code: 'QuotaExceeded' });
         });
