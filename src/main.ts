@@ -145,6 +145,30 @@ export async function startMagnetar(options: StartOptions): Promise<Magnetar> {
   }
 
   // --- wiring: Kubernetes-style API ---
+  {
+    // The Cluster API objects with Kubernetes API conventions, for kubectl (`coe management config`).
+    const { kubeRoutes, KUBE_PREFIX, loadOrCreateKubeTls, startKubeTlsFront } = await import('./api/kube/index.ts');
+    let endpoint: () => { server: string; caPem?: string } = () => ({ server: `${getBaseUrl()}${KUBE_PREFIX}` });
+    if (!getBaseUrl().startsWith('https:')) {
+      // kubectl sends no credentials over plain HTTP: offer the API on a TLS port too (next to the main one).
+      const local = config.host === '0.0.0.0' || config.host === '::' ? '127.0.0.1' : config.host;
+      const names = [...new Set(['127.0.0.1', 'localhost', local, new URL(getBaseUrl()).hostname])];
+      const material = await loadOrCreateKubeTls(config.dataDir, names, Date.now());
+      const front = await startKubeTlsFront({
+        material,
+        host: config.host,
+        port: config.port === 0 ? 0 : config.port + 1,
+        target: () => ({ host: local, port: config.publicUrl ? config.port : Number(new URL(getBaseUrl()).port) }),
+      });
+      closers.push(() => front.close());
+      endpoint = () => ({ server: `https://${local}:${front.port()}${KUBE_PREFIX}`, caPem: material.caPem });
+    }
+    plugins.push({
+      name: 'kube',
+      prefix: KUBE_PREFIX,
+      plugin: kubeRoutes({ store, identity, clock, baseUrl: getBaseUrl, endpoint }),
+    });
+  }
 
   // --- wiring: dashboard ---
 
