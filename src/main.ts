@@ -171,6 +171,11 @@ export async function startMagnetar(options: StartOptions): Promise<Magnetar> {
   }
 
   // --- wiring: dashboard ---
+  {
+    // A static single-page front end over the public APIs (identity, Magnum, compute).
+    const { dashboardRoutes } = await import('./web/index.ts');
+    plugins.push({ name: 'dashboard', prefix: '/dashboard', plugin: dashboardRoutes({ policy: defaultPolicy }) });
+  }
 
   void getBaseUrl;
   void clock;

@@ -61,6 +61,13 @@ export async function buildServer(options: ServerOptions): Promise<FastifyInstan
     void reply.header('x-openstack-request-id', req.id);
   });
 
+  // A browser asking the root for a page goes to the dashboard; API clients still get Magnum's versions.
+  app.addHook('onRequest', async (req, reply) => {
+    if (req.method === 'GET' && req.url === '/' && (req.headers.accept ?? '').includes('text/html')) {
+      return reply.redirect('/dashboard/', 302);
+    }
+  });
+
   app.setErrorHandler(errorHandler('magnum'));
   app.setNotFoundHandler(notFoundHandler('magnum'));
   for (const p of options.plugins) {
