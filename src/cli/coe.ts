@@ -13,6 +13,7 @@ import { registerClusterCommands } from './commands/cluster.ts';
 import { registerTemplateCommands } from './commands/cluster-template.ts';
 import { registerNodeGroupCommands } from './commands/nodegroup.ts';
 import { registerQuotaCommands } from './commands/quotas.ts';
+import { registerManagementCommands } from './commands/management.ts';
 import { registerServiceAndStatsCommands } from './commands/service-stats.ts';
 
 /**
@@ -81,6 +82,7 @@ export function coeProgram(ctx: CoeContext): Command {
   registerCaCommands(program, ctx);
   registerQuotaCommands(program, ctx);
   registerServiceAndStatsCommands(program, ctx);
+  registerManagementCommands(program, ctx);
   return program;
 }
 
