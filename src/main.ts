@@ -84,7 +84,8 @@ export async function startMagnetar(options: StartOptions): Promise<Magnetar> {
       region: config.region,
       tokenTtlSeconds: config.identity.tokenTtlSeconds,
     });
-    await local.bootstrap();
+    // Writes the first-start passwords to clouds.yaml at once; the real URL follows once listening.
+    await local.bootstrap({ dataDir: config.dataDir });
     local.registerService({ type: 'identity', name: 'keystone', urlForProject: () => `${getBaseUrl()}/identity/v3` });
     plugins.push({
       name: 'identity',

@@ -243,10 +243,25 @@ export class LocalIdentity implements MagnetarIdentity {
 
   // --- bootstrap and the service user ---
 
-  /** Create the initial state once per deployment (see {@link bootstrapIdentity}). Idempotent. */
-  async bootstrap(): Promise<BootstrapResult> {
+  /**
+   * Create the initial state once per deployment (see {@link bootstrapIdentity}). Idempotent.
+   * With `dataDir`, the new passwords are written to `clouds.yaml` at once (with the base URL
+   * known so far), so they survive a start that fails before listening; call
+   * {@link writeClientFiles} once listening to put the real URL in and print them.
+   */
+  async bootstrap(options: { dataDir?: string } = {}): Promise<BootstrapResult> {
     const result = await bootstrapIdentity(this.core);
-    if (result.firstStart) this.lastBootstrap = result;
+    if (result.firstStart) {
+      this.lastBootstrap = result;
+      if (options.dataDir !== undefined) {
+        writeClientFiles({
+          dataDir: options.dataDir,
+          authUrl: this.authUrl,
+          region: this.core.catalog.region,
+          credentials: result.credentials,
+        });
+      }
+    }
     return result;
   }
 

@@ -146,6 +146,38 @@ void test('clouds.yaml and the openrc files are written with mode 0600; a later 
   await second.store.close();
 });
 
+void test('the first-start passwords survive a start that fails before listening', async () => {
+  const dir = tempDir();
+  const db = join(dir, 'magnetar.sqlite');
+  const first = await open(db, 'http://127.0.0.1:9511');
+  const boot = await first.identity.bootstrap({ dataDir: dir });
+  // No writeClientFiles: the process dies before it listens.
+  await first.identity.close();
+  await first.store.close();
+  const early = readClouds(dir);
+  assert.equal(early['magnetar-admin']!.auth.auth_url, 'http://127.0.0.1:9511/identity/v3');
+  assert.equal(statSync(join(dir, 'clouds.yaml')).mode & 0o777, 0o600);
+
+  const second = await open(db, 'http://127.0.0.1:4444');
+  assert.equal((await second.identity.bootstrap({ dataDir: dir })).firstStart, false);
+  second.identity.writeClientFiles({ dataDir: dir });
+  const clouds = readClouds(dir);
+  const admin = boot.credentials.find((c) => c.username === 'admin')!;
+  assert.equal(clouds['magnetar-admin']!.auth.password, admin.password);
+  assert.equal(clouds['magnetar-admin']!.auth.auth_url, 'http://127.0.0.1:4444/identity/v3');
+  const t = await second.identity.authenticate({
+    identity: {
+      method: 'password',
+      user: { name: 'admin', domain: { name: 'Default' } },
+      password: admin.password,
+    },
+    scope: { type: 'system' },
+  });
+  assert.equal(t.system, true);
+  await second.identity.close();
+  await second.store.close();
+});
+
 void test('the first-start passwords are printed once to stdout, and not on later starts', async () => {
   const dir = tempDir();
   const root = resolve(import.meta.dirname, '..', '..');
@@ -154,7 +186,7 @@ void test('the first-start passwords are printed once to stdout, and not on late
     import { SqliteStore } from ${JSON.stringify(join(root, 'src/store/index.ts'))};
     const store = new SqliteStore({ path: ${JSON.stringify(join(dir, 'm.sqlite'))} });
     const identity = await LocalIdentity.open({ store, baseUrl: () => 'http://127.0.0.1:3333', scryptCost: { N: 1024, r: 8, p: 1 } });
-    await identity.bootstrap();
+    await identity.bootstrap({ dataDir: ${JSON.stringify(dir)} });
     identity.writeClientFiles({ dataDir: ${JSON.stringify(dir)}, print: true });
     await identity.close();
     await store.close();
