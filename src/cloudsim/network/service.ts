@@ -144,7 +144,8 @@ export class NetworkService {
       case 'subnet':
         return this.repos.subnets.count(project);
       case 'port':
-        return (await this.repos.ports.list({ project })).filter((p) => p.rec.tenant_id !== '').length;
+        // counted, not listed, so that a port create stays one indexed read (router gateway ports count too)
+        return this.repos.ports.count(project);
       case 'router':
         return this.repos.routers.count(project);
       case 'floatingip':
