@@ -4,7 +4,12 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { buildServer } from '../src/api/index.ts';
 import { CLOUD_PREFIX, embeddedCloud } from '../src/cloudsim/index.ts';
-import { AuthenticationError, systemClock, type AuthContext, type IdentityProvider } from '../src/domain/index.ts';
+import {
+  AuthenticationError,
+  systemClock,
+  type AuthContext,
+  type IdentityProvider,
+} from '../src/domain/index.ts';
 import { SqliteStore } from '../src/store/index.ts';
 
 /**
@@ -58,7 +63,9 @@ async function json(res: Response): Promise<Record<string, unknown>> {
 
 function run(opts: autocannon.Options): Promise<autocannon.Result> {
   return new Promise((resolve, reject) => {
-    autocannon({ connections: CONNECTIONS, pipelining: 1, ...opts }, (err, result) => (err ? reject(err) : resolve(result)));
+    autocannon({ connections: CONNECTIONS, pipelining: 1, ...opts }, (err: unknown, result) =>
+      err ? reject(err instanceof Error ? err : new Error(JSON.stringify(err))) : resolve(result),
+    );
   });
 }
 
@@ -74,7 +81,10 @@ export async function benchCloudsim(): Promise<void> {
   const dataDir = mkdtempSync(join(tmpdir(), 'magnetar-bench-cloudsim-'));
   const store = new SqliteStore({ path: join(dataDir, 'bench.sqlite') });
   const cloudsim = embeddedCloud({ store, identity: benchIdentity(), clock: systemClock, latencyMs: 0 });
-  const app = await buildServer({ config: { bodyLimitBytes: 1024 * 1024, logLevel: 'silent' }, plugins: [{ name: 'cloud', prefix: CLOUD_PREFIX, plugin: cloudsim.plugin }] });
+  const app = await buildServer({
+    config: { bodyLimitBytes: 1024 * 1024, logLevel: 'silent' },
+    plugins: [{ name: 'cloud', prefix: CLOUD_PREFIX, plugin: cloudsim.plugin }],
+  });
   try {
     await app.listen({ host: '127.0.0.1', port: 0 });
     await cloudsim.seed({ adminProjectId: ADMIN_PROJECT });
@@ -82,24 +92,52 @@ export async function benchCloudsim(): Promise<void> {
     const cloud = `http://127.0.0.1:${typeof addr === 'object' && addr ? addr.port : 0}/cloud`;
     const admin = { token: 'admin' };
     const demo = { token: 'demo', projectId: DEMO_PROJECT };
-    const h = (token: string) => ({ 'x-auth-token': token, 'content-type': 'application/json', 'openstack-api-version': 'compute 2.79' });
+    const h = (token: string) => ({
+      'x-auth-token': token,
+      'content-type': 'application/json',
+      'openstack-api-version': 'compute 2.79',
+    });
     // room for many servers
-    await json(await fetch(`${cloud}/compute/v2.1/os-quota-sets/${demo.projectId}`, { method: 'PUT', headers: h(admin.token), body: JSON.stringify({ quota_set: { instances: -1, cores: -1, ram: -1 } }) }));
-    await json(await fetch(`${cloud}/network/v2.0/quotas/${demo.projectId}`, { method: 'PUT', headers: h(admin.token), body: JSON.stringify({ quota: { port: -1 } }) }));
-    const net = (await json(await fetch(`${cloud}/network/v2.0/networks`, { method: 'POST', headers: h(demo.token), body: JSON.stringify({ network: { name: 'bench' } }) }))) as {
+    await json(
+      await fetch(`${cloud}/compute/v2.1/os-quota-sets/${demo.projectId}`, {
+        method: 'PUT',
+        headers: h(admin.token),
+        body: JSON.stringify({ quota_set: { instances: -1, cores: -1, ram: -1 } }),
+      }),
+    );
+    await json(
+      await fetch(`${cloud}/network/v2.0/quotas/${demo.projectId}`, {
+        method: 'PUT',
+        headers: h(admin.token),
+        body: JSON.stringify({ quota: { port: -1 } }),
+      }),
+    );
+    const net = (await json(
+      await fetch(`${cloud}/network/v2.0/networks`, {
+        method: 'POST',
+        headers: h(demo.token),
+        body: JSON.stringify({ network: { name: 'bench' } }),
+      }),
+    )) as {
       network: { id: string };
     };
     await json(
       await fetch(`${cloud}/network/v2.0/subnets`, {
         method: 'POST',
         headers: h(demo.token),
-        body: JSON.stringify({ subnet: { network_id: net.network.id, cidr: '10.128.0.0/16', ip_version: 4 } }),
+        body: JSON.stringify({
+          subnet: { network_id: net.network.id, cidr: '10.128.0.0/16', ip_version: 4 },
+        }),
       }),
     );
-    const images = (await json(await fetch(`${cloud}/image/v2/images?name=fedora-coreos-38`, { headers: h(demo.token) }))) as { images: { id: string }[] };
+    const images = (await json(
+      await fetch(`${cloud}/image/v2/images?name=fedora-coreos-38`, { headers: h(demo.token) }),
+    )) as { images: { id: string }[] };
     const imageRef = images.images[0]!.id;
 
-    console.log(`# embedded cloud: ${CONNECTIONS} connections, ${SECONDS} s per scenario, zero simulated latency, SQLite file`);
+    console.log(
+      `# embedded cloud: ${CONNECTIONS} connections, ${SECONDS} s per scenario, zero simulated latency, SQLite file`,
+    );
     const ids: string[] = [];
     let n = 0;
     report(
@@ -113,7 +151,14 @@ export async function benchCloudsim(): Promise<void> {
           {
             setupRequest: (req) => ({
               ...req,
-              body: JSON.stringify({ server: { name: `bench-${n++}`, flavorRef: '2', imageRef, networks: [{ uuid: net.network.id }] } }),
+              body: JSON.stringify({
+                server: {
+                  name: `bench-${n++}`,
+                  flavorRef: '2',
+                  imageRef,
+                  networks: [{ uuid: net.network.id }],
+                },
+              }),
             }),
             onResponse: (status, body) => {
               if (status === 202) ids.push((JSON.parse(body) as { server: { id: string } }).server.id);
@@ -129,7 +174,14 @@ export async function benchCloudsim(): Promise<void> {
         url: `${cloud}/compute/v2.1/servers`,
         headers: h(demo.token),
         duration: SECONDS,
-        requests: [{ setupRequest: (req) => ({ ...req, path: `/cloud/compute/v2.1/servers/${ids[i++ % ids.length]!}` }) }],
+        requests: [
+          {
+            setupRequest: (req) => ({
+              ...req,
+              path: `/cloud/compute/v2.1/servers/${ids[i++ % ids.length]!}`,
+            }),
+          },
+        ],
       }),
     );
     const toDelete = [...ids];
@@ -141,7 +193,14 @@ export async function benchCloudsim(): Promise<void> {
         headers: h(demo.token),
         duration: SECONDS,
         amount: toDelete.length,
-        requests: [{ setupRequest: (req) => ({ ...req, path: `/cloud/compute/v2.1/servers/${toDelete.pop() ?? 'none'}` }) }],
+        requests: [
+          {
+            setupRequest: (req) => ({
+              ...req,
+              path: `/cloud/compute/v2.1/servers/${toDelete.pop() ?? 'none'}`,
+            }),
+          },
+        ],
       }),
     );
     console.log(`servers created: ${ids.length}`);
