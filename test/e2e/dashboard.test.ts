@@ -33,9 +33,10 @@ void describe('dashboard in a browser', { skip: missing ? `${CHROMIUM} is not in
     m = await startMagnetar({ config: testConfig({ dataDir: dir }) });
     const clouds = parse(readFileSync(join(dir, 'clouds.yaml'), 'utf8')) as { clouds: Record<string, { auth: Auth }> };
     auth = Object.fromEntries(Object.entries(clouds.clouds).map(([k, v]) => [k, v.auth]));
+    // launch() always starts from a fresh temporary profile (it refuses an explicit --user-data-dir).
     browser = await chromium.launch({
       executablePath: CHROMIUM,
-      args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync', `--user-data-dir=${join(dir, 'chromium')}`],
+      args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
     });
     if (SHOTS) mkdirSync(SHOTS, { recursive: true });
   });
@@ -84,7 +85,7 @@ void describe('dashboard in a browser', { skip: missing ? `${CHROMIUM} is not in
     const page = await login('magnetar-demo');
     await page.goto(`${m.url}/dashboard/#/create`);
     await page.locator('#sa-notice').waitFor();
-    await page.getByLabel('Name').fill('mine');
+    await page.getByLabel('Cluster name').fill('mine');
     await page.getByLabel('Cluster template').selectOption({ index: 1 });
     await page.getByLabel('New key pair name').fill('kp-demo');
     await page.getByRole('button', { name: 'Create key pair' }).click();
@@ -101,7 +102,7 @@ void describe('dashboard in a browser', { skip: missing ? `${CHROMIUM} is not in
   void test('the create form refuses an even master count and 11 nodes before asking the server', async () => {
     const page = await login('magnetar-demo-sa');
     await page.goto(`${m.url}/dashboard/#/create`);
-    await page.getByLabel('Name').fill('bad');
+    await page.getByLabel('Cluster name').fill('bad');
     await page.getByLabel('Masters (odd)').fill('2');
     await page.getByLabel(/Worker nodes/).fill('11');
     await page.getByRole('button', { name: 'Create cluster' }).click();
@@ -118,7 +119,7 @@ void describe('dashboard in a browser', { skip: missing ? `${CHROMIUM} is not in
     await page.getByRole('heading', { name: 'Cluster templates' }).waitFor();
     await shot(page, 'templates');
     await page.goto(`${m.url}/dashboard/#/create`);
-    await page.getByLabel('Name').fill('web1');
+    await page.getByLabel('Cluster name').fill('web1');
     await page.getByLabel('Cluster template').selectOption({ index: 1 });
     await page.getByLabel('New key pair name').fill('kp1');
     await page.getByRole('button', { name: 'Create key pair' }).click();
@@ -136,12 +137,12 @@ void describe('dashboard in a browser', { skip: missing ? `${CHROMIUM} is not in
     await status.filter({ hasText: 'CREATE_COMPLETE' }).waitFor({ timeout: 90_000 });
     await shot(page, 'cluster');
 
-    await page.getByLabel('Name', { exact: true }).fill('extra');
-    await page.getByLabel('Nodes', { exact: true }).fill('1');
+    await page.getByLabel('Node group name').fill('extra');
+    await page.getByLabel('Node group size').fill('1');
     await page.getByRole('button', { name: 'Add node group' }).click();
     await page.getByRole('cell', { name: 'extra', exact: true }).waitFor({ timeout: 60_000 });
 
-    await page.getByLabel('Nodes').last().fill('2');
+    await page.locator('#resize-extra').fill('2');
     await page.getByRole('button', { name: 'Resize extra' }).click();
     await page.locator('tr', { hasText: 'extra' }).locator('td').nth(2).filter({ hasText: '2' }).waitFor({ timeout: 60_000 });
     await status.filter({ hasText: /COMPLETE/ }).waitFor({ timeout: 90_000 });

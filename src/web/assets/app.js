@@ -220,8 +220,8 @@ async function clusterView(id) {
   <ol class="timeline">${raw(t.map((e) => html`<li>${e.at}: <strong>${e.status}</strong>${e.health ? ` (health ${e.health})` : ''}${e.reason ? ` — ${e.reason}` : ''}</li>`).join(''))}</ol>
   <h2>Actions</h2>
   <form id="ng-add" novalidate><h3>Add a node group</h3>
-    <div class="field"><label for="ng-name">Name</label><input id="ng-name" name="ng-name" required><span class="error" id="ng-name-error"></span></div>
-    <div class="field"><label for="ng-count">Nodes</label><input id="ng-count" name="ng-count" type="number" min="1" value="1"><span class="error" id="ng-count-error"></span></div>
+    <div class="field"><label for="ng-name">Node group name</label><input id="ng-name" name="ng-name" required><span class="error" id="ng-name-error"></span></div>
+    <div class="field"><label for="ng-count">Node group size</label><input id="ng-count" name="ng-count" type="number" min="1" value="1"><span class="error" id="ng-count-error"></span></div>
     <div class="field"><label for="ng-flavor">Flavor</label><input id="ng-flavor" name="ng-flavor" value="${c.flavor_id || ''}"></div>
     <div class="field"><label for="ng-az">Availability zone (optional)</label><input id="ng-az" name="ng-az"></div>
     <p class="error" role="alert"></p><button type="submit">Add node group</button></form>
@@ -370,7 +370,7 @@ async function createView() {
     ? html`<p class="notice" role="note" id="sa-notice">You are logged in as a personal account. Only service accounts may create clusters, so the cluster does not depend on a person; log in with a service account (for example the project's <code>-sa</code> user or an application credential of one).</p>` : '';
   main.innerHTML = html`<h1>Create a cluster</h1>${raw(notice)}
   <form id="create" novalidate>
-    <div class="field"><label for="name">Name</label><input id="name" name="name" required><span class="error" id="name-error"></span></div>
+    <div class="field"><label for="name">Cluster name</label><input id="name" name="name" required><span class="error" id="name-error"></span></div>
     <div class="field"><label for="cluster_template_id">Cluster template</label><select id="cluster_template_id" name="cluster_template_id"><option value="">Choose…</option>${raw(templates.map((t) => html`<option value="${t.uuid}">${t.name} (${kubeTag(t)})</option>`).join(''))}</select><span class="error" id="cluster_template_id-error"></span></div>
     <div class="field"><label for="master_count">Masters (odd)</label><input id="master_count" name="master_count" type="number" min="1" step="2" value="1"><span class="error" id="master_count-error"></span></div>
     <div class="field"><label for="master_flavor_id">Master flavor</label><select id="master_flavor_id" name="master_flavor_id"><option value="">Choose…</option>${raw(opts(fl, 'm1.medium'))}</select><span class="error" id="master_flavor_id-error"></span></div>
