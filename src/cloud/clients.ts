@@ -1,6 +1,8 @@
 import { NovaComputeClient, type ComputeClient } from './compute-client.ts';
-import { OctaviaLoadBalancerClient, type LoadBalancerClient } from './load-balancer-client.ts';
-import { NeutronNetworkClient, type NetworkClient } from './network-client.ts';
+import { OctaviaLoadBalancerClient } from './load-balancer-client.ts';
+import type { LoadBalancerClient } from './load-balancer-types.ts';
+import { NeutronNetworkClient } from './network-client.ts';
+import type { NetworkClient } from './network-types.ts';
 import { GlanceImageClient, type ImageClient } from './image-client.ts';
 import { SwiftObjectStoreClient, type ObjectStoreClient } from './object-store-client.ts';
 import type { Session } from './session.ts';

@@ -11,16 +11,18 @@ export {
   SERVICE_TYPE_ALIASES,
   type Catalog,
 } from './catalog.ts';
+export { buildUrl, type Query, type ResponseType } from './http-answer.ts';
 export {
   Session,
-  buildUrl,
   type SessionOptions,
   type RequestOptions,
   type CloudResponse,
   type RetryEvent,
 } from './session.ts';
 export * from './compute-client.ts';
+export * from './network-types.ts';
 export * from './network-client.ts';
+export * from './load-balancer-types.ts';
 export * from './load-balancer-client.ts';
 export * from './volume-client.ts';
 export * from './image-client.ts';

@@ -6,8 +6,9 @@ import {
   substituteProjectId,
   trimSlash,
 } from './catalog.ts';
-import { classifyStatus, CloudError, parseErrorBody, parseRetryAfter } from './cloud-error.ts';
+import { CloudError } from './cloud-error.ts';
 import { authKindOf, CloudConfigError, validateCloudConfig, type CloudConfig } from './clouds-config.ts';
+import { buildUrl, errorFrom, readBody, readJson, type Query, type ResponseType } from './http-answer.ts';
 import { HttpTransport, TransportFailure, type RawResponse } from './http-transport.ts';
 import {
   identityBase,
@@ -59,14 +60,14 @@ export interface RequestOptions {
   /** Body sent as is (`application/octet-stream` unless `headers` says otherwise). */
   rawBody?: Buffer | string;
   /** Query parameters; undefined values are left out, arrays repeat the key. */
-  query?: Record<string, string | number | boolean | undefined | readonly string[]>;
+  query?: Query;
   headers?: Record<string, string>;
   /** Whether a transient failure may be retried. @default true for GET, HEAD, PUT, DELETE, OPTIONS */
   retry?: boolean;
   /** Statuses that count as success. @default any 2xx */
   expect?: number[];
   /** How to read the answer body. @default json (text when the answer is not JSON) */
-  responseType?: 'json' | 'text' | 'buffer';
+  responseType?: ResponseType;
 }
 
 /** The answer of {@link Session.request}. */
@@ -187,7 +188,7 @@ export class Session {
       throw err;
     });
     if (res.status !== 201 && res.status !== 200) {
-      const err = this.errorFrom('identity', 'POST', url, res);
+      const err = errorFrom(this.clock.now(), 'identity', 'POST', url, res);
       exhausted.add(err);
       throw err;
     }
@@ -368,49 +369,15 @@ export class Session {
             this.forget(token);
             continue;
           }
-          throw this.errorFrom(serviceType, m, url, answer);
+          throw errorFrom(this.clock.now(), serviceType, m, url, answer);
         }
       },
     );
     return {
       status: res.status,
       headers: res.headers,
-      body: this.readBody(serviceType, m, pathOnly, res, options.responseType) as T,
+      body: readBody(serviceType, m, pathOnly, res, options.responseType) as T,
     };
-  }
-
-  private readBody(
-    service: string,
-    method: string,
-    path: string,
-    res: RawResponse,
-    type: RequestOptions['responseType'],
-  ): unknown {
-    switch (type ?? 'json') {
-      case 'buffer':
-        return res.body;
-      case 'text':
-        return res.body.toString('utf8');
-      case 'json': {
-        if (res.body.length === 0) return undefined;
-        const contentType = res.headers['content-type'] ?? '';
-        const text = res.body.toString('utf8');
-        if (!contentType.includes('json') && !/^\s*[[{]/.test(text)) return text;
-        try {
-          return JSON.parse(text) as unknown;
-        } catch {
-          throw new CloudError({
-            kind: 'other',
-            service,
-            method,
-            path,
-            status: res.status,
-            cloudMessage: 'the answer is not valid JSON',
-            ...requestIdOf(res),
-          });
-        }
-      }
-    }
   }
 
   private async exchange(
@@ -457,22 +424,6 @@ export class Session {
     }
   }
 
-  private errorFrom(service: string, method: string, url: URL, res: RawResponse): CloudError {
-    const parsed = parseErrorBody(res.body.toString('utf8'), res.headers['content-type']);
-    const retryAfterMs = parseRetryAfter(res.headers['retry-after'], this.clock.now());
-    return new CloudError({
-      kind: classifyStatus(res.status, parsed),
-      service,
-      method,
-      path: url.pathname,
-      status: res.status,
-      cloudMessage: parsed.message || `HTTP ${res.status}`,
-      ...(parsed.code === undefined ? {} : { cloudCode: parsed.code }),
-      ...requestIdOf(res),
-      ...(retryAfterMs === undefined ? {} : { retryAfterMs }),
-    });
-  }
-
   private async withRetries<T>(
     ctx: { service: string; method: string; path: string; retryable: boolean },
     fn: () => Promise<T>,
@@ -495,30 +446,4 @@ export class Session {
       }
     }
   }
-}
-
-function requestIdOf(res: RawResponse): { requestId?: string } {
-  const id =
-    res.headers['x-openstack-request-id'] ?? res.headers['x-compute-request-id'] ?? res.headers['x-trans-id'];
-  return id === undefined ? {} : { requestId: id };
-}
-
-function readJson(res: RawResponse): unknown {
-  try {
-    return JSON.parse(res.body.toString('utf8')) as unknown;
-  } catch {
-    return undefined;
-  }
-}
-
-/** Join an endpoint and a relative path, then add query parameters. */
-export function buildUrl(endpoint: string, path: string, query?: RequestOptions['query']): URL {
-  const suffix = path === '' ? '' : path.startsWith('/') ? path : `/${path}`;
-  const url = new URL(`${trimSlash(endpoint)}${suffix}`);
-  for (const [k, v] of Object.entries(query ?? {})) {
-    if (v === undefined) continue;
-    if (Array.isArray(v)) for (const item of v) url.searchParams.append(k, String(item));
-    else url.searchParams.set(k, String(v));
-  }
-  return url;
 }
