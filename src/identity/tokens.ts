@@ -132,22 +132,16 @@ export function mintToken(core: IdentityCore, payload: TokenPayload): ResolvedTo
 export async function revokeToken(core: IdentityCore, r: ResolvedToken): Promise<void> {
   const auditId = r.payload.auditIds[0];
   if (auditId === undefined || core.view.revoked.has(auditId)) return;
-  await commitAndSync(
-    core,
-    [
-      {
-        op: 'create',
-        object: newIdentityObject('TokenRevocation', auditId, {
-          auditId,
-          expiresAtMs: r.payload.expiresAtMs,
-        }),
-      },
-    ],
-    // Revoked concurrently by someone else: the outcome is the same.
-    () => new Error('unreachable'),
-  ).catch((err: unknown) => {
-    if (!core.view.revoked.has(auditId)) throw err;
+  const revocation = newIdentityObject('TokenRevocation', auditId, {
+    auditId,
+    expiresAtMs: r.payload.expiresAtMs,
   });
+  try {
+    await commitAndSync(core, [{ op: 'create', object: revocation }]);
+  } catch (err) {
+    // Revoked concurrently by someone else: the outcome is the same.
+    if (!core.view.revoked.has(auditId)) throw err;
+  }
 }
 
 /** Remove revocation records of tokens that have expired anyway. */
