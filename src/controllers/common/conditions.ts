@@ -40,7 +40,8 @@ export function buildConditions(
     const prev = previous?.find((p) => p.type === k);
     if (prev && !out.some((c) => c.type === k)) out.push(prev);
   }
-  return out;
+  // A stable order, so two writers of one object's conditions never undo each other's order.
+  return out.sort((a, b) => (a.type < b.type ? -1 : a.type > b.type ? 1 : 0));
 }
 
 /** A True condition. */
