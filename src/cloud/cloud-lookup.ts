@@ -9,33 +9,61 @@ import type {
 } from '../domain/index.ts';
 import { createCloudClients, type CloudClients } from './clients.ts';
 import { isNotFound } from './cloud-error.ts';
-import type { Session } from './session.ts';
+import { CloudConfigError } from './clouds-config.ts';
+import { HttpTransport } from './http-transport.ts';
+import { Session, type SessionOptions } from './session.ts';
 
-/** Options of {@link createCloudLookup}. */
+/** Options of {@link createCloudLookup}: give `sessionFor`, or `authUrl`. */
 export interface CloudLookupOptions {
   /**
-   * The session that acts for a caller. Typically `base.forToken(auth.token, auth.projectId)`,
+   * The session that acts for a caller, e.g. `base.forToken(auth.token, auth.projectId)`,
    * so per-user resources (Nova keypairs) resolve as the caller sees them.
    */
-  sessionFor: (auth: AuthContext) => Session;
-  /** Sessions kept per token, so one API request's look-ups share one token exchange. @default 256 */
+  sessionFor?: (auth: AuthContext) => Session;
+  /**
+   * Keystone that issued the callers' tokens (used when `sessionFor` is absent): each caller's
+   * token is exchanged there for one scoped to its project, with that project's catalog.
+   */
+  authUrl?: string | (() => string);
+  /** Options of the sessions made for `authUrl`. */
+  sessionOptions?: SessionOptions;
+  /** Callers (token + project) whose sessions are kept, so one request's look-ups share one token exchange. @default 256 */
   cacheSize?: number;
+}
+
+/** A {@link CloudLookup} that can release its connections. */
+export interface ClosableCloudLookup extends CloudLookup {
+  /** Close the connections opened for `authUrl` sessions. */
+  close(): void;
 }
 
 /**
  * The {@link CloudLookup} the Magnum façade validates templates and clusters with, over the
  * typed clients (embedded cloud or a real one).
  */
-export function createCloudLookup(options: CloudLookupOptions): CloudLookup {
+export function createCloudLookup(options: CloudLookupOptions): ClosableCloudLookup {
   const cacheSize = options.cacheSize ?? 256;
   const cache = new Map<string, CloudClients>();
+  let transport: HttpTransport | undefined;
+  const sessionFor =
+    options.sessionFor ??
+    ((auth: AuthContext): Session => {
+      const authUrl = typeof options.authUrl === 'function' ? options.authUrl() : options.authUrl;
+      if (!authUrl) throw new CloudConfigError('createCloudLookup needs sessionFor or authUrl');
+      transport ??= new HttpTransport();
+      const scope: Record<string, string> = auth.projectId ? { project_id: auth.projectId } : {};
+      return new Session(
+        { authType: 'v3token', auth: { auth_url: authUrl, token: auth.token, ...scope } },
+        { ...(options.sessionOptions ?? {}), transport },
+      );
+    });
   const clients = (auth: AuthContext): CloudClients => {
     const key = `${auth.token}\u0000${auth.projectId ?? ''}`;
     let c = cache.get(key);
     if (c) {
       cache.delete(key);
     } else {
-      c = createCloudClients(options.sessionFor(auth));
+      c = createCloudClients(sessionFor(auth));
       while (cache.size >= cacheSize) cache.delete(cache.keys().next().value!);
     }
     cache.set(key, c);
@@ -79,6 +107,10 @@ export function createCloudLookup(options: CloudLookupOptions): CloudLookup {
       if (s === undefined || s === 'ambiguous') return s;
       const info: SubnetInfo = { id: s.id, name: s.name, networkId: s.networkId, cidr: s.cidr };
       return info;
+    },
+    close() {
+      cache.clear();
+      transport?.close();
     },
     async availabilityZones(auth) {
       const zones = await clients(auth).compute.listAvailabilityZones();

@@ -583,6 +583,19 @@ export function provisioningSuite(name: string, start: () => Promise<SuiteTarget
       const subnet = await lookup.findSubnet(auth, s.subnet!.id);
       assert.ok(subnet && subnet !== 'ambiguous' && subnet.cidr === '10.6.0.0/24');
       assert.ok((await lookup.availabilityZones(auth)).includes(target.availabilityZone));
+
+      const authUrl = session.config.auth.auth_url;
+      if (authUrl) {
+        // The same answers when the lookup exchanges the caller's token at Keystone itself.
+        const viaKeystone = createCloudLookup({ authUrl });
+        try {
+          const again = await viaKeystone.findImage(auth, s.image!.name);
+          assert.ok(again && again !== 'ambiguous' && again.id === image.id);
+          assert.equal((await viaKeystone.findKeypair(auth, s.keypair!))?.name, s.keypair);
+        } finally {
+          viaKeystone.close();
+        }
+      }
     });
 
     void test('a volume beyond the project quota is refused as a quota error', async () => {
