@@ -152,7 +152,7 @@ void describe('dashboard in a browser', { skip: missing ? `${CHROMIUM} is not in
     await status.filter({ hasText: /COMPLETE/ }).waitFor({ timeout: 90_000 });
 
     const [download] = await Promise.all([page.waitForEvent('download'), page.getByRole('button', { name: 'Download kubeconfig' }).click()]);
-    const kc = parse(readFileSync((await download.path())!, 'utf8')) as { clusters: { cluster: { server: string; 'certificate-authority-data': string } }[] };
+    const kc = parse(readFileSync((await download.path()), 'utf8')) as { clusters: { cluster: { server: string; 'certificate-authority-data': string } }[] };
     assert.match(Buffer.from(kc.clusters[0]!.cluster['certificate-authority-data'], 'base64').toString(), /BEGIN CERTIFICATE/);
 
     await page.getByLabel(/Type the cluster name/).fill('web2');
