@@ -93,7 +93,7 @@ export function missingFieldsReason(fields: readonly RequiredCreateField[]): str
 export function masterCountProblem(policy: OperatorPolicy, count: number): string | undefined {
   if (count < 1) return `master_count must be at least 1, got ${count}.`;
   if (policy.oddMasterCountOnly && count % 2 === 0) {
-    return `Master nodegroup size of ${count} is invalid, size cannot be an even number. An odd number of masters (1, 3, 5) keeps etcd's quorum; even master counts are not supported.`;
+    return `Master nodegroup size of ${count} is invalid, size cannot be an even number: use an odd number of masters (1, 3 or 5), which keeps etcd's quorum.`;
   }
   return undefined;
 }
@@ -102,7 +102,7 @@ export function masterCountProblem(policy: OperatorPolicy, count: number): strin
 export function nodeGroupSizeProblem(policy: OperatorPolicy, count: number, nodeGroup: string, what = 'node_count'): string | undefined {
   const max = policy.maxNodesPerNodeGroup;
   if (max !== null && count > max) {
-    return `The ${what} ${count} of node group ${nodeGroup} exceeds the limit of ${max} worker nodes per node group. Create an additional node group (openstack coe nodegroup create) for more workers.`;
+    return `The ${what} ${count} of node group ${nodeGroup} exceeds the limit of ${max} worker nodes per node group; create an additional node group (openstack coe nodegroup create) for more workers.`;
   }
   return undefined;
 }

@@ -29,7 +29,7 @@ const cases: [string, string, string, CallOptions, number, RegExp][] = [
   ['a non-JSON content type', 'POST', '/v1/clusters', { raw: 'name=x', headers: { 'content-type': 'text/plain' } }, 400, /JSON/],
   ['an unknown attribute', 'POST', '/v1/clusters', { body: { ...GOOD_CLUSTER, name: 'u', colour: 'blue' } }, 400, /Unknown attribute for argument cluster: colour/],
   ['a read-only attribute', 'POST', '/v1/clusters', { body: { ...GOOD_CLUSTER, name: 'ro', status: 'CREATE_COMPLETE' } }, 400, /Unknown attribute.*status/],
-  ['a string node count', 'POST', '/v1/clusters', { body: { ...GOOD_CLUSTER, name: 'sn', node_count: 'three' } }, 400, /Invalid input for field\/attribute node_count\. Value: 'three'/],
+  ['a string node count', 'POST', '/v1/clusters', { body: { ...GOOD_CLUSTER, name: 'sn', node_count: 'three' } }, 400, /Invalid input for field\/attribute node_count: .*got 'three'/],
   ['a fractional master count', 'POST', '/v1/clusters', { body: { ...GOOD_CLUSTER, name: 'fm', master_count: 1.5 } }, 400, /master_count/],
   ['a negative node count', 'POST', '/v1/clusters', { body: { ...GOOD_CLUSTER, name: 'neg', node_count: -1 } }, 400, /node_count/],
   ['a negative timeout', 'POST', '/v1/clusters', { body: { ...GOOD_CLUSTER, name: 'to', create_timeout: -5 } }, 400, /create_timeout/],
@@ -60,7 +60,7 @@ for (const [name, method, path, options, status, re] of cases) {
     const e = magnumError(r);
     assert.equal(e.status, status);
     assert.match(e.detail, re);
-    assert.ok(e.title.length > 0 && !e.title.includes('.'), e.title);
+    assert.ok(e.title.length > 0 && e.detail.startsWith(e.title), e.title);
     assert.equal(await revision(), rev);
   });
 }

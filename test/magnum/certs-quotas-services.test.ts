@@ -57,7 +57,7 @@ void test('only the creator or an admin may fetch the CA or sign: another member
   for (const who of ['demo', 'reader'] as const) {
     const r = await h.as(who, 'GET', `/v1/certificates/${cluster}`);
     assert.equal(r.status, 403, who);
-    assert.match(magnumError(r).detail, /Only the user who created cluster certs/);
+    assert.match(magnumError(r).detail, /only the user who created cluster certs/);
   }
   const sign = await h.as('demo', 'POST', '/v1/certificates', { body: { cluster_uuid: cluster, csr: csr() } });
   assert.equal(sign.status, 403);

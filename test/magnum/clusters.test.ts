@@ -146,7 +146,7 @@ void test('a second cluster with the same name in a project is a 409; other proj
   await h.createCluster('shared-name', {}, 'sa');
   const adminShow = await h.as('admin', 'GET', '/v1/clusters/shared-name');
   assert.equal(adminShow.status, 409);
-  assert.match(magnumError(adminShow).detail, /Multiple clusters exist with same name shared-name\. Please use the cluster uuid instead/);
+  assert.match(magnumError(adminShow).detail, /Multiple clusters exist with same name shared-name: please use the cluster uuid instead/);
 });
 
 void test('cluster names follow Magnum rules; a missing name is generated', async () => {

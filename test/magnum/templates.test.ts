@@ -148,7 +148,7 @@ void test('a name shared by two visible templates is a 409 asking for the uuid',
   assert.equal((await h.call('POST', '/v1/clustertemplates', { body: clientBody('twin') })).status, 201);
   const r = await h.call('GET', '/v1/clustertemplates/twin');
   assert.equal(r.status, 409);
-  assert.match(magnumError(r).detail, /Multiple cluster templates exist with same name twin\. Please use the cluster template uuid instead/);
+  assert.match(magnumError(r).detail, /Multiple cluster templates exist with same name twin: please use the cluster template uuid instead/);
   assert.equal((await h.call('DELETE', '/v1/clustertemplates/twin')).status, 409);
 });
 

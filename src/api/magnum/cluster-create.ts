@@ -57,13 +57,13 @@ export async function createCluster(env: Env, caller: Caller, version: Microvers
   const { policy } = env.deps;
   const { store } = env;
   if (!caller.isMember) {
-    throw new NotAllowedError(`Policy doesn't allow cluster:create to be performed. It needs the member role in project ${caller.projectId}.`, {
+    throw new NotAllowedError(`Policy doesn't allow cluster:create to be performed: it needs the member role in project ${caller.projectId}.`, {
       code: 'PolicyNotAuthorized',
     });
   }
   if (policy.serviceAccountRequired && !caller.auth.isServiceAccount) {
     throw new NotAllowedError(
-      `Clusters must be created with a service account, so that a cluster does not depend on a personal account. User ${caller.auth.userName} is not a service account: authenticate as a service account of project ${caller.auth.projectName ?? caller.projectId} (e.g. the clouds.yaml entry of the project's service account) and retry.`,
+      `Clusters must be created by a service account, not by the personal account ${caller.auth.userName}: authenticate as a service account of project ${caller.auth.projectName ?? caller.projectId} and retry. A cluster must not depend on a person's account, which may be removed one day.`,
       { code: 'ServiceAccountRequired' },
     );
   }

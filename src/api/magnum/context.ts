@@ -130,20 +130,20 @@ export type RequiredRole = 'reader' | 'member' | 'admin';
 
 /** Magnum's policy refusal (403): "Policy doesn't allow <rule> to be performed." plus what is missing. */
 export function denied(rule: string, why: string): NotAllowedError {
-  return new NotAllowedError(`Policy doesn't allow ${rule} to be performed. ${why}`, { code: 'PolicyNotAuthorized' });
+  return new NotAllowedError(`Policy doesn't allow ${rule} to be performed: ${why}`, { code: 'PolicyNotAuthorized' });
 }
 
 /** Enforce a role rule ("admin or project reader/member", or "admin"). */
 export function requireRole(caller: Caller, role: RequiredRole, rule: string): void {
   switch (role) {
     case 'admin':
-      if (!caller.isAdmin) throw denied(rule, 'It needs the admin role.');
+      if (!caller.isAdmin) throw denied(rule, 'it needs the admin role.');
       return;
     case 'member':
-      if (!caller.isMember) throw denied(rule, `It needs the member role in project ${caller.projectId}.`);
+      if (!caller.isMember) throw denied(rule, `it needs the member role in project ${caller.projectId}.`);
       return;
     case 'reader':
-      if (!caller.isReader) throw denied(rule, `It needs the reader role in project ${caller.projectId}.`);
+      if (!caller.isReader) throw denied(rule, `it needs the reader role in project ${caller.projectId}.`);
       return;
   }
 }

@@ -24,7 +24,7 @@ export interface PatchRules {
 /** Parse and check a PATCH body (a non-empty list of operations). */
 export function parsePatch(body: unknown, what: string): PatchOp[] {
   if (body !== null && typeof body === 'object' && !Array.isArray(body) && !Buffer.isBuffer(body)) {
-    throw new InputError(`The ${what} update must be a JSON-Patch list, e.g. [{"op": "replace", "path": "/node_count", "value": 3}].`, {
+    throw new InputError(`The ${what} update must be a JSON-Patch list such as [{"op": "replace", "path": "/node_count", "value": 3}].`, {
       code: 'Invalid',
     });
   }

@@ -50,7 +50,7 @@ export async function findCluster(
     if (!c && allProjects) {
       const named = env.model.clustersNamed(ident);
       if (named.length > 1) {
-        throw new ConflictError(`Multiple clusters exist with same name ${ident}. Please use the cluster uuid instead.`, { code: 'Conflict' });
+        throw new ConflictError(`Multiple clusters exist with same name ${ident}: please use the cluster uuid instead.`, { code: 'Conflict' });
       }
       c = named[0];
     }
@@ -84,7 +84,7 @@ export function findTemplate(env: Env, caller: Caller, ident: string): ClusterTe
   for (const t of env.model.templates.values()) if (templateName(t) === ident && templateVisible(t, caller)) matches.push(t);
   if (matches.length === 0) throw templateNotFound(ident);
   if (matches.length > 1) {
-    throw new ConflictError(`Multiple cluster templates exist with same name ${ident}. Please use the cluster template uuid instead.`, {
+    throw new ConflictError(`Multiple cluster templates exist with same name ${ident}: please use the cluster template uuid instead.`, {
       code: 'Conflict',
     });
   }

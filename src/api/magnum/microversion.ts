@@ -115,7 +115,7 @@ export function resolveMicroversion(header: string | string[] | undefined): Micr
 export function requireVersion(v: Microversion, minor: number, api: string): void {
   if (atLeast(v, minor)) return;
   throw new NotAcceptableError(
-    `Version ${formatVersion(v)} was requested but the requested API ${api} is not supported for this version. It needs ${formatVersion({ major: 1, minor })} or later (send "OpenStack-API-Version: container-infra latest").`,
+    `Version ${formatVersion(v)} was requested but the requested API ${api} is not supported for this version; it needs ${formatVersion({ major: 1, minor })} or later (send "OpenStack-API-Version: container-infra latest").`,
     { code: 'VersionNotSupported' },
   );
 }

@@ -36,7 +36,7 @@ export function intParam(q: Query, name: string): number | undefined {
   const raw = param(q, name);
   if (raw === undefined) return undefined;
   if (!/^[+-]?\d+$/.test(raw.trim())) {
-    throw new InputError(`Invalid input for field/attribute ${name}. Value: '${raw}'. It must be an integer.`, { code: 'Invalid' });
+    throw new InputError(`Invalid input for field/attribute ${name}: it must be an integer (got '${raw}').`, { code: 'Invalid' });
   }
   return Number(raw);
 }
@@ -53,7 +53,7 @@ export function parseListQuery(q: Query, sortKeys: readonly string[], options: {
   if (marker !== undefined && marker !== '') {
     if (options.markerIsInt ? !/^\d+$/.test(marker) : !isUuidLike(marker)) {
       throw new InputError(
-        `Invalid input for field/attribute marker. Value: '${marker}'. Expected ${options.markerIsInt ? 'an integer id' : 'a UUID'} of the last item of the previous page.`,
+        `Invalid input for field/attribute marker: expected ${options.markerIsInt ? 'the integer id' : 'the UUID'} of the last item of the previous page (got '${marker}').`,
         { code: 'InvalidUUID' },
       );
     }
@@ -64,7 +64,7 @@ export function parseListQuery(q: Query, sortKeys: readonly string[], options: {
   }
   const sortKey = param(q, 'sort_key') ?? 'id';
   if (sortKey !== 'id' && !sortKeys.includes(sortKey)) {
-    throw new InputError(`The sort_key value "${sortKey}" is an invalid field for sorting. Valid keys: id, ${sortKeys.join(', ')}.`, {
+    throw new InputError(`The sort_key value "${sortKey}" is an invalid field for sorting; valid keys: id, ${sortKeys.join(', ')}.`, {
       code: 'InvalidParameterValue',
     });
   }

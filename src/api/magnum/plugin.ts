@@ -1,6 +1,6 @@
 import type { FastifyError, FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
 import { AuthenticationError, isMagnetarError } from '../../domain/index.ts';
-import { errorHandler, keystoneErrorBody, notFoundHandler } from '../errors.ts';
+import { asMagnetarError, errorHandler, keystoneErrorBody, magnumErrorBody, notFoundHandler } from '../errors.ts';
 import { TokenCache, authenticate, setState, type Env, type MagnumApiDeps } from './context.ts';
 import { MAX_VERSION, MIN_VERSION, SERVICE_NAME, VERSION_HEADER, formatVersion, resolveMicroversion, versionHeaders } from './microversion.ts';
 import { MagnumReadModel } from './read-model.ts';
@@ -17,6 +17,16 @@ import { rootRoute, v1Document } from './routes/versions.ts';
 const magnumErrors = errorHandler('magnum');
 
 /**
+ * The title the client prints: the first sentence of the message. Magnum cuts at the first `.`,
+ * which would cut names and versions like `v1.32.5`; a sentence here ends at a `.` followed by a
+ * space or the end.
+ */
+export function sentenceTitle(message: string): string {
+  const m = /^(.*?)\.(\s|$)/s.exec(message);
+  return (m ? m[1]! : message).trim();
+}
+
+/**
  * Errors in Magnum's `{"errors":[…]}` shape, except a missing or bad token, which is answered as
  * keystonemiddleware does in front of Magnum (`{"error":{…}}`, 401), so clients re-authenticate.
  */
@@ -29,7 +39,11 @@ function handleError(base: () => string) {
         .header('Content-Type', 'application/json; charset=utf-8');
       return reply.send(keystoneErrorBody(401, 'Unauthorized', 'The request you have made requires authentication.'));
     }
-    return magnumErrors(err, req, reply);
+    const known = asMagnetarError(err);
+    if (!known) return magnumErrors(err, req, reply);
+    const details = known.details ?? {};
+    void reply.code(known.status);
+    return reply.send(magnumErrorBody(known.status, known.message, { title: sentenceTitle(known.message), ...details }));
   };
 }
 

@@ -35,52 +35,41 @@ export class MagnumReadModel {
   private stampCounter = 0;
   /** Serialized wire forms, keyed by what they depend on (see {@link cachedJson}). */
   private readonly json = new Map<string, { key: string; text: string }>();
+  /** Every feed entry up to here is applied (0: nothing loaded yet). */
   private revision = 0;
-  private dirty = true;
   private running: Promise<void> | undefined;
-  private unsubscribe: (() => void) | undefined;
   private maxNodeGroupId = 0;
 
   constructor(private readonly store: ObjectStore) {}
 
-  /** Load everything and follow the feed. */
+  /** Load everything. */
   async start(): Promise<void> {
-    this.unsubscribe ??= this.store.onChange(() => {
-      this.dirty = true;
-    });
-    await this.sync();
+    await this.ensureFresh();
   }
 
   stop(): void {
-    this.unsubscribe?.();
-    this.unsubscribe = undefined;
+    this.running = undefined;
   }
 
-  /** Before a request: one read of the store's head revision, and a catch-up when behind. */
+  /**
+   * Before a request: one read of the store's head revision, and a catch-up to it when behind.
+   * It waits only for writes that finished before it was called, however busy other writers are.
+   */
   async ensureFresh(): Promise<void> {
-    if (!this.dirty && this.revision !== 0 && (await this.store.currentRevision()) <= this.revision) return;
-    this.dirty = true;
-    await this.sync();
+    const head = await this.store.currentRevision();
+    while (this.revision === 0 || this.revision < head) {
+      if (!this.running) {
+        this.running = this.catchUp().finally(() => {
+          this.running = undefined;
+        });
+      }
+      await this.running;
+    }
   }
 
-  /** Bring the projection up to date with the store (cheap when nothing changed). */
+  /** Bring the projection up to the store's current head. */
   async sync(): Promise<void> {
-    while (this.dirty || this.revision === 0) {
-      if (this.running) {
-        await this.running;
-        continue;
-      }
-      this.dirty = false;
-      this.running = this.catchUp().finally(() => {
-        this.running = undefined;
-      });
-      try {
-        await this.running;
-      } catch (err) {
-        this.dirty = true;
-        throw err;
-      }
-    }
+    await this.ensureFresh();
   }
 
   private async catchUp(): Promise<void> {

@@ -26,7 +26,7 @@ export interface ResourceFacts {
 }
 
 function ambiguous(kind: string, name: string): ConflictError {
-  return new ConflictError(`Multiple ${kind}s exist with same name ${name}. Please use the ${kind} id instead.`, { code: 'Conflict' });
+  return new ConflictError(`Multiple ${kind}s exist with same name ${name}: please use the ${kind} id instead.`, { code: 'Conflict' });
 }
 
 /** Check every named resource; the first problem is thrown with Magnum's status and wording. */
@@ -57,7 +57,7 @@ export async function checkResources(cloud: CloudLookup | undefined, caller: Cal
   if (refs.keypair) {
     const k = await cloud.findKeypair(auth, refs.keypair);
     if (!k) {
-      throw new NotFoundError(`Unable to find keypair ${refs.keypair}. Keypairs belong to a user: create it with "openstack keypair create" as the user who creates the cluster.`, {
+      throw new NotFoundError(`Unable to find keypair ${refs.keypair}: keypairs belong to a user, so create it with "openstack keypair create" as the user who creates the cluster.`, {
         code: 'KeyPairNotFound',
       });
     }

@@ -159,6 +159,10 @@ export const PatchOpSchema = z.strictObject({
 export const PatchSchema = z.array(PatchOpSchema).min(1);
 export type PatchOp = z.infer<typeof PatchOpSchema>;
 
+function lower(message: string): string {
+  return message.charAt(0).toLowerCase() + message.slice(1);
+}
+
 function show(v: unknown): string {
   if (v === undefined) return '';
   const s = typeof v === 'string' ? v : JSON.stringify(v);
@@ -189,11 +193,11 @@ export function parseBody<T extends z.ZodType>(schema: T, body: unknown, what: s
   }
   const field = issue.path.map(String).join('.');
   if (field === '') {
-    throw new InputError(`Invalid input for ${what}: ${issue.message}.`, { code: 'Invalid' });
+    throw new InputError(`Invalid input for ${what}: ${lower(issue.message)}.`, { code: 'Invalid' });
   }
   const value = valueAt(body, issue.path);
   if (value === undefined && issue.code === 'invalid_type') {
     throw new InputError(`Mandatory field missing: ${field} is required in the ${what}.`, { code: 'MissingAttribute' });
   }
-  throw new InputError(`Invalid input for field/attribute ${field}. Value: '${show(value)}'. ${issue.message}.`, { code: 'Invalid' });
+  throw new InputError(`Invalid input for field/attribute ${field}: ${lower(issue.message)} (got '${show(value)}').`, { code: 'Invalid' });
 }

@@ -21,7 +21,7 @@ export function guessDistro(image: string): string | null {
 /** Rules Magnum's create/update validators apply to a template's fields. */
 export function checkTemplateFields(spec: Pick<ClusterTemplateSpec, 'coe' | 'networkDriver' | 'volumeDriver' | 'dockerStorageDriver' | 'dockerVolumeSize'>): void {
   if (!(COES as readonly string[]).includes(spec.coe)) {
-    throw new InputError(`Invalid input for field/attribute coe. Value: '${spec.coe}'. Value should be one of: ${COES.join(', ')}.`, {
+    throw new InputError(`Invalid input for field/attribute coe: value should be one of ${COES.join(', ')} (got '${spec.coe}').`, {
       code: 'Invalid',
     });
   }

@@ -53,7 +53,7 @@ export function requireStatus(obj: MagnumClusterObject | NodeGroupObject, kind: 
   if (!allowed.has(status)) {
     const what = 'clusterId' in obj.spec ? 'node group' : 'cluster';
     throw new InputError(
-      `${operation} a ${what} when status is "${status}" is not supported. Wait until the ${what} reaches a *_COMPLETE status${kind === 'resizable' ? ' (or UPDATE_FAILED / UPDATE_IN_PROGRESS)' : ''} and retry.`,
+      `${operation} a ${what} when status is "${status}" is not supported: wait until the ${what} reaches a *_COMPLETE status${kind === 'resizable' ? ' (or UPDATE_FAILED / UPDATE_IN_PROGRESS)' : ''} and retry.`,
       { code: 'NotSupported' },
     );
   }

@@ -39,7 +39,7 @@ function requireCreatorOrAdmin(caller: Caller, c: MagnumClusterObject, rule: str
   requireRole(caller, role, rule);
   if (!caller.isAdmin && caller.userId !== c.spec.userId) {
     throw new NotAllowedError(
-      `Policy doesn't allow ${rule} to be performed. Only the user who created cluster ${c.metadata.name} (or an administrator) may fetch its CA or have certificates signed; use that user's credentials (the project's service account).`,
+      `Policy doesn't allow ${rule} to be performed: only the user who created cluster ${c.metadata.name} (or an administrator) may fetch its CA or have certificates signed; use that user's credentials (the project's service account).`,
       { code: 'PolicyNotAuthorized' },
     );
   }
@@ -57,7 +57,7 @@ function caKind(raw: string | undefined): CaKind {
     case 'front-proxy':
       return 'front_proxy';
     default:
-      throw new InputError(`Invalid input for field/attribute ca_cert_type. Value: '${raw}'. Value should be one of: kubernetes, etcd, front_proxy.`, {
+      throw new InputError(`Invalid input for field/attribute ca_cert_type: value should be one of kubernetes, etcd, front_proxy (got '${raw}').`, {
         code: 'Invalid',
       });
   }

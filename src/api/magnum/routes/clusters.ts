@@ -102,7 +102,7 @@ async function patchCluster(env: Env, caller: Caller, version: Microversion, ide
   const ops = parsePatch(rawBody, 'cluster');
   const rollback = param(query, 'rollback');
   if (rollback !== undefined && !/^(true|false|1|0|yes|no|on|off|t|f|y|n)$/i.test(rollback)) {
-    throw new InputError(`Invalid input for field/attribute rollback. Value: '${rollback}'. It must be a boolean.`, { code: 'Invalid' });
+    throw new InputError(`Invalid input for field/attribute rollback: it must be a boolean (got '${rollback}').`, { code: 'Invalid' });
   }
   return retryOnConflict(async () => {
     const cluster = await findCluster(env, caller, ident, caller.isAdmin, true);
@@ -132,7 +132,7 @@ async function patchCluster(env: Env, caller: Caller, version: Microversion, ide
     const refused = changed.filter((k) => !['node_count', 'health_status', 'health_status_reason'].includes(k));
     if (refused.length > 0) {
       throw new InputError(
-        `cannot change cluster property(ies) ${refused.join(', ')}. Only node_count, health_status and health_status_reason can be updated; use "openstack coe cluster resize" for other node groups and "openstack coe cluster upgrade" to change the template.`,
+        `cannot change cluster property(ies) ${refused.join(', ')}: only node_count, health_status and health_status_reason can be updated; use "openstack coe cluster resize" for other node groups and "openstack coe cluster upgrade" to change the template.`,
         { code: 'InvalidParameterValue' },
       );
     }
@@ -144,7 +144,7 @@ async function patchCluster(env: Env, caller: Caller, version: Microversion, ide
     if (healthChanged) {
       const hs = after.health_status;
       if (hs !== null && (typeof hs !== 'string' || !HEALTH.has(hs as HealthStatus))) {
-        throw new InputError(`Invalid input for field/attribute health_status. Value: '${JSON.stringify(hs)}'. Value should be one of: HEALTHY, UNHEALTHY, UNKNOWN.`, {
+        throw new InputError(`Invalid input for field/attribute health_status: value should be one of HEALTHY, UNHEALTHY, UNKNOWN (got '${JSON.stringify(hs)}').`, {
           code: 'Invalid',
         });
       }
@@ -157,7 +157,7 @@ async function patchCluster(env: Env, caller: Caller, version: Microversion, ide
     if (changed.includes('node_count')) {
       const count = after.node_count;
       if (typeof count !== 'number' || !Number.isInteger(count) || count < 0) {
-        throw new InputError(`Invalid input for field/attribute node_count. Value: '${String(count)}'. It must be an integer >= 0.`, { code: 'Invalid' });
+        throw new InputError(`Invalid input for field/attribute node_count: it must be an integer >= 0 (got '${String(count)}').`, { code: 'Invalid' });
       }
       if (count === 0 && !atLeast(version, 10)) {
         throw new InputError('A node_count of 0 is not supported in the requested microversion; it needs 1.10 or later.', {

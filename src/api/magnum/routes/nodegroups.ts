@@ -75,7 +75,7 @@ async function createNodeGroup(env: Env, caller: Caller, version: Microversion, 
   const cluster = await clusterFor(env, caller, ident, false);
   if (!cluster.status.apiAddress) {
     throw new ConflictError(
-      `The cluster ${cluster.metadata.name} has no API address yet, so node groups cannot be added. Wait until the cluster reaches CREATE_COMPLETE and retry.`,
+      `The cluster ${cluster.metadata.name} has no API address yet, so node groups cannot be added: wait until the cluster reaches CREATE_COMPLETE and retry.`,
       { code: 'ClusterAPIAddressUnavailable' },
     );
   }
@@ -186,7 +186,9 @@ async function patchNodeGroup(env: Env, caller: Caller, version: Microversion, i
     if (!parsed.success) {
       const issue = parsed.error.issues[0]!;
       const field = issue.path.map(String).join('.');
-      throw new InputError(`Invalid input for field/attribute ${field}. Value: '${JSON.stringify(after[String(issue.path[0])])}'. ${issue.message}.`, { code: 'Invalid' });
+      throw new InputError(`Invalid input for field/attribute ${field}: ${issue.message.charAt(0).toLowerCase()}${issue.message.slice(1)} (got '${JSON.stringify(after[String(issue.path[0])])}').`, {
+        code: 'Invalid',
+      });
     }
     const p = parsed.data;
     const s = group.spec;

@@ -39,7 +39,7 @@ function quotaWire(q: QuotaObject): Record<string, unknown> {
 
 function checkResource(resource: string): void {
   if (!RESOURCES.includes(resource)) {
-    throw new InputError(`Invalid input for field/attribute resource. Value: '${resource}'. Value should be one of: ${RESOURCES.join(', ')}.`, {
+    throw new InputError(`Invalid input for field/attribute resource: value should be one of ${RESOURCES.join(', ')} (got '${resource}').`, {
       code: 'Invalid',
     });
   }
@@ -80,7 +80,7 @@ export function quotaRoutes(app: FastifyInstance, env: Env): void {
     requireRole(caller, 'reader', 'quota:get');
     const { project, resource } = req.params;
     if (!caller.isAdmin && project !== caller.projectId) {
-      throw new NotAllowedError(`Policy doesn't allow quota:get to be performed. Only an administrator may read the quota of another project.`, {
+      throw new NotAllowedError(`Policy doesn't allow quota:get to be performed: only an administrator may read the quota of another project.`, {
         code: 'PolicyNotAuthorized',
       });
     }
@@ -112,7 +112,7 @@ export function quotaRoutes(app: FastifyInstance, env: Env): void {
     } catch (err) {
       if (err instanceof ConflictError && err.code === 'AlreadyExists') {
         throw new ConflictError(
-          `Quota for project ${body.project_id} already exists for resource ${body.resource}. Use "openstack coe quotas update" to change it.`,
+          `Quota for project ${body.project_id} already exists for resource ${body.resource}: use "openstack coe quotas update" to change it.`,
           { code: 'QuotaAlreadyExists' },
         );
       }

@@ -49,7 +49,7 @@ export function serviceRoutes(app: FastifyInstance, env: Env): void {
     let project: string | undefined = requested === '' ? undefined : requested;
     if (!caller.isAdmin) {
       if (project !== undefined && project !== caller.projectId) {
-        throw new NotAllowedError(`Policy doesn't allow stats:get_all to be performed. Only an administrator may read the statistics of another project.`, {
+        throw new NotAllowedError(`Policy doesn't allow stats:get_all to be performed: only an administrator may read the statistics of another project.`, {
           code: 'PolicyNotAuthorized',
         });
       }

@@ -52,7 +52,7 @@ const EDITABLE_WHEN_REFERENCED = new Set(['name', 'public', 'hidden', 'tags']);
 const READ_ONLY = ['uuid', 'links', 'created_at', 'updated_at', 'project_id', 'user_id'];
 
 function publishDenied(): NotAllowedError {
-  return new NotAllowedError('Not authorized to set public or hidden flag for cluster template. Only an administrator may publish or hide templates.', {
+  return new NotAllowedError('Not authorized to set public or hidden flag for cluster template: only an administrator may publish or hide templates.', {
     code: 'ClusterTemplatePublishDenied',
   });
 }
