@@ -91,9 +91,17 @@ export async function issue(ca: SigningCa, params: IssueParams): Promise<x509.X5
       new x509.BasicConstraintsExtension(false, undefined, true),
       ...params.extensions,
       await x509.SubjectKeyIdentifierExtension.create(params.publicKey),
-      await x509.AuthorityKeyIdentifierExtension.create(ca.cert.publicKey),
+      await authorityKeyId(ca.cert),
     ],
   });
+}
+
+/** The AKI of certificates issued by `ca`: its own SKI when it has one (no hashing per issue). */
+async function authorityKeyId(ca: x509.X509Certificate): Promise<x509.AuthorityKeyIdentifierExtension> {
+  const ski = ca.getExtension(x509.SubjectKeyIdentifierExtension);
+  return ski
+    ? new x509.AuthorityKeyIdentifierExtension(ski.keyId)
+    : x509.AuthorityKeyIdentifierExtension.create(ca.publicKey);
 }
 
 /** Options of {@link issueKeyPair}. */
