@@ -135,6 +135,27 @@ describe('an emulated workload cluster', () => {
     assert.ok(dns.every((p) => p.status.phase === 'Running' && p.spec.nodeName === 'prod-cp-a'));
   });
 
+  test('a node watch streams the current nodes, then their changes', async () => {
+    const c = await client();
+    const events: {
+      type: string;
+      object: { metadata: { name: string }; spec?: { unschedulable?: boolean } };
+    }[] = [];
+    const stop = await watch(c, '/api/v1/nodes?watch=true', (e) => events.push(e as (typeof events)[number]));
+    try {
+      await until(() => events.length >= 1);
+      assert.equal(events[0]!.type, 'ADDED');
+      assert.equal(events[0]!.object.metadata.name, 'prod-cp-a');
+      await c.cordon('prod-cp-a');
+      await until(() => events.length >= 2);
+      assert.equal(events[1]!.type, 'MODIFIED');
+      assert.equal(events[1]!.object.spec?.unschedulable, true);
+      await c.uncordon('prod-cp-a');
+    } finally {
+      stop();
+    }
+  });
+
   test('a worker whose join token is not in the cluster does not join', async () => {
     await createMachine(store, pki, {
       cluster: CLUSTER,
@@ -344,6 +365,38 @@ describe('an emulated workload cluster', () => {
     assert.equal(emulator.servingCount, 0);
   });
 });
+
+/** Wait (real I/O only, no timers of the virtual clock) until `cond` holds. */
+async function until(cond: () => boolean): Promise<void> {
+  for (let i = 0; i < 500 && !cond(); i++) await new Promise((r) => setImmediate(r));
+  assert.ok(cond(), 'condition not reached');
+}
+
+/** Follow a watch; returns the function that closes it. */
+function watch(c: WorkloadClient, path: string, onEvent: (e: unknown) => void): Promise<() => void> {
+  const tls = (c as unknown as { http: { tls: { ca: string; cert: string; key: string } } }).http.tls;
+  const url = new URL(c.server);
+  return new Promise((resolve, reject) => {
+    const r = request(
+      { host: url.hostname, port: Number(url.port), method: 'GET', path, ...tls, agent: false },
+      (res) => {
+        let buf = '';
+        res.on('data', (d: Buffer) => {
+          buf += d.toString();
+          let nl;
+          while ((nl = buf.indexOf('\n')) >= 0) {
+            onEvent(JSON.parse(buf.slice(0, nl)));
+            buf = buf.slice(nl + 1);
+          }
+        });
+        res.on('error', () => undefined);
+        resolve(() => r.destroy());
+      },
+    );
+    r.on('error', (e) => (e.message.includes('socket hang up') ? undefined : reject(e)));
+    r.end();
+  });
+}
 
 /** A raw request with the client's credentials (for resources the client has no method for). */
 function call(

@@ -110,8 +110,8 @@ export class WorkloadEmulator {
     this.engine = new SharedHttpEngine();
     await this.relist();
     this.unsubscribe = this.store.onChange(() => this.kick(true));
+    // Endpoints come up in the background; `idle()` waits for them.
     this.kick(true);
-    await this.idle();
   }
 
   /** Stop following the store and close every emulated endpoint (state stays in the store). */
@@ -329,7 +329,7 @@ export class WorkloadEmulator {
       const machine = node.metadata.annotations?.['cluster.x-k8s.io/machine'];
       if (!machine || !liveNames.has(machine)) {
         emu.model.removeNode(node.metadata.name!);
-        this.log.info({ cluster: key, node: node.metadata.name }, 'emulated node removed with its machine');
+        this.log.debug({ cluster: key, node: node.metadata.name }, 'emulated node removed with its machine');
       }
     }
     for (const n of [...emu.deletedNodes]) {
@@ -404,7 +404,7 @@ export class WorkloadEmulator {
     }
     emu.model.addNode(input, false);
     emu.waiting.delete(m.metadata.name);
-    this.log.info(
+    this.log.debug(
       { cluster: emu.key, node: input.name, version: input.version },
       `emulated node registered (kubeadm ${plan.kind})`,
     );
