@@ -8,6 +8,7 @@ import {
   CapiTypes,
   ManualClock,
   MagnumTypes,
+  silentLogger,
   magnumStatus,
   type ApiObject,
   type MagnumClusterObject,
@@ -15,6 +16,12 @@ import {
 } from '../../src/domain/index.ts';
 import { startMagnetar, type Magnetar } from '../../src/main.ts';
 import { SqliteStore, type ObjectStore } from '../../src/store/index.ts';
+import { StorePki, WorkloadEmulator, loadOrCreateKey } from '../../src/workload/index.ts';
+import { readFileSync } from 'node:fs';
+
+function mainStartsEmulator(): boolean {
+  return readFileSync(new URL('../../src/main.ts', import.meta.url), 'utf8').includes('new WorkloadEmulator');
+}
 
 /**
  * A whole Magnetar (identity, embedded cloud, Magnum API, controllers, workload emulation) on
@@ -49,14 +56,27 @@ export async function startHarness(
     dataDir: dir,
     cloud: { mode: 'embedded', cloudName: 'magnetar', simulatedLatencyMs: options.latencyMs ?? 0 },
   });
-  const start = () =>
-    startMagnetar({
+  let emulator: WorkloadEmulator | undefined;
+  const start = async () => {
+    const started = await startMagnetar({
       config,
       clock,
       store,
       logger: false,
       ...(options.controllers === false ? { controllers: false } : {}),
     });
+    // TODO(integration): remove once src/main.ts starts the workload emulator.
+    if (!mainStartsEmulator()) {
+      emulator = new WorkloadEmulator({
+        store,
+        pki: new StorePki({ store, clock, encryptionKey: loadOrCreateKey(dir) }),
+        clock,
+        log: silentLogger,
+      });
+      await emulator.start();
+    }
+    return started;
+  };
   let m = await start();
   const session = (cloud: string) =>
     new Session(loadCloudConfig({ cloud, env: { OS_CLIENT_CONFIG_FILE: join(dir, 'clouds.yaml') } }), {
@@ -84,7 +104,7 @@ export async function startHarness(
     },
     projectId,
     async magnum<T>(method: string, path: string, body?: unknown) {
-      const res = await user.request<T>('container-infra', method, path, {
+      const res = await user.request<T>('container-infra', method, path.replace(/^\/v1/, ''), {
         ...(body === undefined ? {} : { body }),
         headers: { 'OpenStack-API-Version': 'container-infra latest' },
         expect: [200, 201, 202, 204, 400, 403, 404, 409],
@@ -95,6 +115,7 @@ export async function startHarness(
     async restart() {
       user.close();
       admin.close();
+      await emulator?.stop();
       await m.close();
       m = await start();
       user = session('magnetar-demo-sa');
@@ -103,6 +124,7 @@ export async function startHarness(
     async close() {
       user.close();
       admin.close();
+      await emulator?.stop();
       await m.close();
       await store.close();
       rmSync(dir, { recursive: true, force: true });
