@@ -18,7 +18,14 @@ import { objectStorePlugin } from './objectstore/index.ts';
 import { volumePlugin } from './volume/index.ts';
 import { VolumeService } from './volume/service.ts';
 
-export { FaultInjector, SERVICE_NAMES, type FaultRule, type FaultRuleInput, type FaultFailure, type ServiceName } from './core/faults.ts';
+export {
+  FaultInjector,
+  SERVICE_NAMES,
+  type FaultRule,
+  type FaultRuleInput,
+  type FaultFailure,
+  type ServiceName,
+} from './core/faults.ts';
 export type { Inventory, InventoryItem } from './core/inventory.ts';
 export { CLOUD_API_VERSION, CLOUD_KINDS, cloudType, type CloudKind } from './core/kinds.ts';
 export { DEFAULT_QUOTAS } from './core/quotas.ts';

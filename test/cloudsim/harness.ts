@@ -1,7 +1,14 @@
 import { randomUUID } from 'node:crypto';
 import { buildServer } from '../../src/api/index.ts';
 import { embeddedCloud, type EmbeddedCloud } from '../../src/cloudsim/index.ts';
-import { AuthenticationError, ManualClock, type AuthContext, type Clock, type IdentityProvider, type ProjectInfo } from '../../src/domain/index.ts';
+import {
+  AuthenticationError,
+  ManualClock,
+  type AuthContext,
+  type Clock,
+  type IdentityProvider,
+  type ProjectInfo,
+} from '../../src/domain/index.ts';
 import { SqliteStore, type ObjectStore } from '../../src/store/index.ts';
 import type { FastifyInstance } from 'fastify';
 
@@ -22,7 +29,14 @@ export class TestIdentity implements IdentityProvider {
     this.add('alice2-token', 'alice-user', 'alice', this.projectB, 'other', false);
   }
 
-  private add(token: string, userId: string, userName: string, projectId: string | undefined, projectName: string, admin: boolean): void {
+  private add(
+    token: string,
+    userId: string,
+    userName: string,
+    projectId: string | undefined,
+    projectName: string,
+    admin: boolean,
+  ): void {
     this.tokens.set(token, {
       token,
       userId,
@@ -73,17 +87,31 @@ export interface CloudHarness {
   clock: ManualClock | Clock;
   identity: TestIdentity;
   /** Call the cloud: path under /cloud, token name (admin/alice/bob). */
-  call<T = Record<string, unknown>>(method: string, path: string, options?: { token?: string | null; body?: unknown; headers?: Record<string, string>; raw?: Buffer | string }): Promise<Answer<T>>;
+  call<T = Record<string, unknown>>(
+    method: string,
+    path: string,
+    options?: {
+      token?: string | null;
+      body?: unknown;
+      headers?: Record<string, string>;
+      raw?: Buffer | string;
+    },
+  ): Promise<Answer<T>>;
   close(): Promise<void>;
 }
 
 /** Start the embedded cloud under `/cloud` on 127.0.0.1, seeded. */
-export async function startCloud(options: { latencyMs?: number; clock?: ManualClock | Clock; store?: ObjectStore; storePath?: string } = {}): Promise<CloudHarness> {
+export async function startCloud(
+  options: { latencyMs?: number; clock?: ManualClock | Clock; store?: ObjectStore; storePath?: string } = {},
+): Promise<CloudHarness> {
   const clock = options.clock ?? new ManualClock();
   const store = options.store ?? new SqliteStore({ path: options.storePath ?? ':memory:' });
   const identity = new TestIdentity();
   const cloud = embeddedCloud({ store, identity, clock, latencyMs: options.latencyMs ?? 0 });
-  const app = await buildServer({ config: { bodyLimitBytes: 1024 * 1024, logLevel: 'silent' }, plugins: [{ name: 'cloud', prefix: '/cloud', plugin: cloud.plugin }] });
+  const app = await buildServer({
+    config: { bodyLimitBytes: 1024 * 1024, logLevel: 'silent' },
+    plugins: [{ name: 'cloud', prefix: '/cloud', plugin: cloud.plugin }],
+  });
   await app.listen({ host: '127.0.0.1', port: 0 });
   const addr = app.server.address();
   const url = `http://127.0.0.1:${typeof addr === 'object' && addr ? addr.port : 0}`;
@@ -105,7 +133,11 @@ export async function startCloud(options: { latencyMs?: number; clock?: ManualCl
         body = JSON.stringify(o.body);
         headers['content-type'] ??= 'application/json';
       }
-      const res = await fetch(`${url}/cloud${path}`, { method, headers, ...(body !== undefined ? { body } : {}) });
+      const res = await fetch(`${url}/cloud${path}`, {
+        method,
+        headers,
+        ...(body !== undefined ? { body } : {}),
+      });
       const text = await res.text();
       let parsed: unknown = {};
       try {

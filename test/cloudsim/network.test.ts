@@ -4,14 +4,24 @@ import { startCloud, uuid, type CloudHarness } from './harness.ts';
 
 type Obj = Record<string, unknown> & { id: string };
 
-async function post<T = Obj>(h: CloudHarness, path: string, key: string, body: Record<string, unknown>, token = 'alice'): Promise<T> {
-  const r = await h.call<Record<string, T>>('POST', `/network/v2.0/${path}`, { token, body: { [key]: body } });
+async function post<T = Obj>(
+  h: CloudHarness,
+  path: string,
+  key: string,
+  body: Record<string, unknown>,
+  token = 'alice',
+): Promise<T> {
+  const r = await h.call<Record<string, T>>('POST', `/network/v2.0/${path}`, {
+    token,
+    body: { [key]: body },
+  });
   assert.equal(r.status, 201, `POST ${path}: ${r.text}`);
   return r.body[key]!;
 }
 
 async function publicNet(h: CloudHarness): Promise<Obj> {
-  return (await h.call<{ networks: Obj[] }>('GET', '/network/v2.0/networks?router:external=true')).body.networks[0]!;
+  return (await h.call<{ networks: Obj[] }>('GET', '/network/v2.0/networks?router:external=true')).body
+    .networks[0]!;
 }
 
 /** A tenant network with a subnet and a port, as a cluster would have. */
@@ -28,7 +38,10 @@ test('the seeded external network public has a floating-IP pool in 172.24.4.0/24
     const pub = await publicNet(h);
     assert.equal(pub.name, 'public');
     assert.equal(pub['router:external'], true);
-    const subnet = await h.call<{ subnet: Obj }>('GET', `/network/v2.0/subnets/${(pub.subnets as string[])[0]}`);
+    const subnet = await h.call<{ subnet: Obj }>(
+      'GET',
+      `/network/v2.0/subnets/${(pub.subnets as string[])[0]}`,
+    );
     assert.equal(subnet.body.subnet.cidr, '172.24.4.0/24');
     assert.deepEqual(subnet.body.subnet.allocation_pools, [{ start: '172.24.4.2', end: '172.24.4.254' }]);
   } finally {
@@ -49,7 +62,10 @@ test('a port gets an address from the subnet and the default security group', as
       body: { port: { network_id: port.network_id, fixed_ips: [{ ip_address: '10.6.0.2' }] } },
     });
     assert.equal(taken.status, 409);
-    assert.equal((taken.body as { NeutronError: { type: string } }).NeutronError.type, 'IpAddressAlreadyAllocated');
+    assert.equal(
+      (taken.body as { NeutronError: { type: string } }).NeutronError.type,
+      'IpAddressAlreadyAllocated',
+    );
   } finally {
     await h.close();
   }
@@ -59,10 +75,16 @@ test('bad CIDRs are refused with Neutron 400 bodies', async () => {
   const h = await startCloud();
   try {
     const net = await post(h, 'networks', 'network', { name: 'n' });
-    const bad = await h.call('POST', '/network/v2.0/subnets', { body: { subnet: { network_id: net.id, cidr: '10.0.0.0/33', ip_version: 4 } } });
+    const bad = await h.call('POST', '/network/v2.0/subnets', {
+      body: { subnet: { network_id: net.id, cidr: '10.0.0.0/33', ip_version: 4 } },
+    });
     assert.equal(bad.status, 400);
     assert.deepEqual(bad.body, {
-      NeutronError: { type: 'HTTPBadRequest', message: "Invalid input for cidr. Reason: '10.0.0.0/33' is not a valid IP subnet.", detail: '' },
+      NeutronError: {
+        type: 'HTTPBadRequest',
+        message: "Invalid input for cidr. Reason: '10.0.0.0/33' is not a valid IP subnet.",
+        detail: '',
+      },
     });
     const hostBits = await h.call<{ NeutronError: { message: string } }>('POST', '/network/v2.0/subnets', {
       body: { subnet: { network_id: net.id, cidr: '10.0.0.1/24', ip_version: 4 } },
@@ -70,13 +92,19 @@ test('bad CIDRs are refused with Neutron 400 bodies', async () => {
     assert.equal(hostBits.status, 400);
     assert.match(hostBits.body.NeutronError.message, /'10.0.0.0\/24' is recommended/);
     await post(h, 'subnets', 'subnet', { network_id: net.id, cidr: '10.0.0.0/24', ip_version: 4 });
-    const overlap = await h.call<{ NeutronError: { type: string; message: string } }>('POST', '/network/v2.0/subnets', {
-      body: { subnet: { network_id: net.id, cidr: '10.0.0.128/25', ip_version: 4 } },
-    });
+    const overlap = await h.call<{ NeutronError: { type: string; message: string } }>(
+      'POST',
+      '/network/v2.0/subnets',
+      {
+        body: { subnet: { network_id: net.id, cidr: '10.0.0.128/25', ip_version: 4 } },
+      },
+    );
     assert.equal(overlap.status, 400);
     assert.equal(overlap.body.NeutronError.type, 'InvalidInput');
     assert.match(overlap.body.NeutronError.message, /overlaps with another subnet/);
-    const missing = await h.call('POST', '/network/v2.0/subnets', { body: { subnet: { network_id: uuid(), cidr: '10.1.0.0/24', ip_version: 4 } } });
+    const missing = await h.call('POST', '/network/v2.0/subnets', {
+      body: { subnet: { network_id: uuid(), cidr: '10.1.0.0/24', ip_version: 4 } },
+    });
     assert.equal(missing.status, 404);
   } finally {
     await h.close();
@@ -96,7 +124,10 @@ test('deleting a network with ports in use is refused with NetworkInUse (409)', 
         detail: '',
       },
     });
-    const sub = await h.call<{ NeutronError: { type: string } }>('DELETE', `/network/v2.0/subnets/${subnet.id}`);
+    const sub = await h.call<{ NeutronError: { type: string } }>(
+      'DELETE',
+      `/network/v2.0/subnets/${subnet.id}`,
+    );
     assert.equal(sub.status, 409);
     assert.equal(sub.body.NeutronError.type, 'SubnetInUse');
     assert.equal((await h.call('DELETE', `/network/v2.0/ports/${port.id}`)).status, 204);
@@ -122,20 +153,48 @@ test('deleting a security group in use is refused with SecurityGroupInUse (409)'
       port_range_max: 6443,
       remote_ip_prefix: '0.0.0.0/0',
     });
-    const dup = await h.call<{ NeutronError: { type: string; message: string } }>('POST', '/network/v2.0/security-group-rules', {
-      body: { security_group_rule: { security_group_id: sg.id, direction: 'ingress', protocol: 'tcp', port_range_min: 6443, port_range_max: 6443 } },
-    });
+    const dup = await h.call<{ NeutronError: { type: string; message: string } }>(
+      'POST',
+      '/network/v2.0/security-group-rules',
+      {
+        body: {
+          security_group_rule: {
+            security_group_id: sg.id,
+            direction: 'ingress',
+            protocol: 'tcp',
+            port_range_min: 6443,
+            port_range_max: 6443,
+          },
+        },
+      },
+    );
     assert.equal(dup.status, 409);
     assert.equal(dup.body.NeutronError.message, `Security group rule already exists. Rule id is ${rule.id}.`);
-    const noProto = await h.call<{ NeutronError: { message: string } }>('POST', '/network/v2.0/security-group-rules', {
-      body: { security_group_rule: { security_group_id: sg.id, direction: 'ingress', port_range_min: 22, port_range_max: 22 } },
-    });
+    const noProto = await h.call<{ NeutronError: { message: string } }>(
+      'POST',
+      '/network/v2.0/security-group-rules',
+      {
+        body: {
+          security_group_rule: {
+            security_group_id: sg.id,
+            direction: 'ingress',
+            port_range_min: 22,
+            port_range_max: 22,
+          },
+        },
+      },
+    );
     assert.equal(noProto.status, 400);
-    assert.equal(noProto.body.NeutronError.message, 'Invalid input for operation: Must also specify protocol if port range is given.');
+    assert.equal(
+      noProto.body.NeutronError.message,
+      'Invalid input for operation: Must also specify protocol if port range is given.',
+    );
     const port = await post(h, 'ports', 'port', { network_id: net.id, security_groups: [sg.id] });
     const inUse = await h.call('DELETE', `/network/v2.0/security-groups/${sg.id}`);
     assert.equal(inUse.status, 409);
-    assert.deepEqual(inUse.body, { NeutronError: { type: 'SecurityGroupInUse', message: `Security Group ${sg.id} in use.`, detail: '' } });
+    assert.deepEqual(inUse.body, {
+      NeutronError: { type: 'SecurityGroupInUse', message: `Security Group ${sg.id} in use.`, detail: '' },
+    });
     await h.call('DELETE', `/network/v2.0/ports/${port.id}`);
     assert.equal((await h.call('DELETE', `/network/v2.0/security-groups/${sg.id}`)).status, 204);
     assert.equal((await h.call('GET', `/network/v2.0/security-group-rules/${rule.id}`)).status, 404);
@@ -151,7 +210,9 @@ test('a floating IP cannot be associated without a router from the port subnet t
     const pub = await publicNet(h);
     const fip = await post(h, 'floatingips', 'floatingip', { floating_network_id: pub.id });
     assert.match(String(fip.floating_ip_address), /^172\.24\.4\.\d+$/);
-    const unreachable = await h.call('PUT', `/network/v2.0/floatingips/${fip.id}`, { body: { floatingip: { port_id: port.id } } });
+    const unreachable = await h.call('PUT', `/network/v2.0/floatingips/${fip.id}`, {
+      body: { floatingip: { port_id: port.id } },
+    });
     assert.equal(unreachable.status, 404);
     assert.deepEqual(unreachable.body, {
       NeutronError: {
@@ -161,31 +222,51 @@ test('a floating IP cannot be associated without a router from the port subnet t
       },
     });
 
-    const router = await post(h, 'routers', 'router', { name: 'r', external_gateway_info: { network_id: pub.id } });
-    const itf = await h.call<{ port_id: string; subnet_id: string }>('PUT', `/network/v2.0/routers/${router.id}/add_router_interface`, {
-      body: { subnet_id: subnet.id },
+    const router = await post(h, 'routers', 'router', {
+      name: 'r',
+      external_gateway_info: { network_id: pub.id },
     });
+    const itf = await h.call<{ port_id: string; subnet_id: string }>(
+      'PUT',
+      `/network/v2.0/routers/${router.id}/add_router_interface`,
+      {
+        body: { subnet_id: subnet.id },
+      },
+    );
     assert.equal(itf.status, 200);
     assert.equal(itf.body.subnet_id, subnet.id);
-    const ok = await h.call<{ floatingip: Obj }>('PUT', `/network/v2.0/floatingips/${fip.id}`, { body: { floatingip: { port_id: port.id } } });
+    const ok = await h.call<{ floatingip: Obj }>('PUT', `/network/v2.0/floatingips/${fip.id}`, {
+      body: { floatingip: { port_id: port.id } },
+    });
     assert.equal(ok.status, 200);
     assert.equal(ok.body.floatingip.router_id, router.id);
     assert.equal(ok.body.floatingip.fixed_ip_address, '10.6.0.2');
 
     const second = await post(h, 'floatingips', 'floatingip', { floating_network_id: pub.id });
-    const already = await h.call<{ NeutronError: { type: string } }>('PUT', `/network/v2.0/floatingips/${second.id}`, {
-      body: { floatingip: { port_id: port.id } },
-    });
+    const already = await h.call<{ NeutronError: { type: string } }>(
+      'PUT',
+      `/network/v2.0/floatingips/${second.id}`,
+      {
+        body: { floatingip: { port_id: port.id } },
+      },
+    );
     assert.equal(already.status, 409);
     assert.equal(already.body.NeutronError.type, 'FloatingIPPortAlreadyAssociated');
 
     // the interface is needed by the floating IP; the router cannot go either
-    const removeItf = await h.call<{ NeutronError: { type: string } }>('PUT', `/network/v2.0/routers/${router.id}/remove_router_interface`, {
-      body: { subnet_id: subnet.id },
-    });
+    const removeItf = await h.call<{ NeutronError: { type: string } }>(
+      'PUT',
+      `/network/v2.0/routers/${router.id}/remove_router_interface`,
+      {
+        body: { subnet_id: subnet.id },
+      },
+    );
     assert.equal(removeItf.status, 409);
     assert.equal(removeItf.body.NeutronError.type, 'RouterInterfaceInUseByFloatingIP');
-    const delRouter = await h.call<{ NeutronError: { type: string } }>('DELETE', `/network/v2.0/routers/${router.id}`);
+    const delRouter = await h.call<{ NeutronError: { type: string } }>(
+      'DELETE',
+      `/network/v2.0/routers/${router.id}`,
+    );
     assert.equal(delRouter.status, 409);
     assert.equal(delRouter.body.NeutronError.type, 'RouterInUse');
 
@@ -202,22 +283,39 @@ test('a floating IP cannot be associated without a router from the port subnet t
 test('network, router and floating IP quotas refuse with OverQuota (409)', async () => {
   const h = await startCloud();
   try {
-    const put = await h.call('PUT', `/network/v2.0/quotas/${h.identity.projectA}`, { token: 'admin', body: { quota: { network: 1, floatingip: 1 } } });
+    const put = await h.call('PUT', `/network/v2.0/quotas/${h.identity.projectA}`, {
+      token: 'admin',
+      body: { quota: { network: 1, floatingip: 1 } },
+    });
     assert.equal(put.status, 200);
     await post(h, 'networks', 'network', { name: 'one' });
     const over = await h.call('POST', '/network/v2.0/networks', { body: { network: { name: 'two' } } });
     assert.equal(over.status, 409);
-    assert.deepEqual(over.body, { NeutronError: { type: 'OverQuota', message: "Quota exceeded for resources: ['network'].", detail: '' } });
+    assert.deepEqual(over.body, {
+      NeutronError: { type: 'OverQuota', message: "Quota exceeded for resources: ['network'].", detail: '' },
+    });
     const pub = await publicNet(h);
     await post(h, 'floatingips', 'floatingip', { floating_network_id: pub.id });
-    const fip = await h.call<{ NeutronError: { message: string } }>('POST', '/network/v2.0/floatingips', { body: { floatingip: { floating_network_id: pub.id } } });
+    const fip = await h.call<{ NeutronError: { message: string } }>('POST', '/network/v2.0/floatingips', {
+      body: { floatingip: { floating_network_id: pub.id } },
+    });
     assert.equal(fip.status, 409);
     assert.equal(fip.body.NeutronError.message, "Quota exceeded for resources: ['floatingip'].");
-    const details = await h.call<{ quota: Record<string, { limit: number; used: number }> }>('GET', `/network/v2.0/quotas/${h.identity.projectA}/details`);
+    const details = await h.call<{ quota: Record<string, { limit: number; used: number }> }>(
+      'GET',
+      `/network/v2.0/quotas/${h.identity.projectA}/details`,
+    );
     assert.deepEqual(details.body.quota.network, { limit: 1, used: 1, reserved: 0 });
     // bob's project is not affected
-    assert.equal((await h.call('POST', '/network/v2.0/networks', { token: 'bob', body: { network: { name: 'b' } } })).status, 201);
-    assert.equal((await h.call('GET', `/network/v2.0/quotas/${h.identity.projectA}`, { token: 'bob' })).status, 403);
+    assert.equal(
+      (await h.call('POST', '/network/v2.0/networks', { token: 'bob', body: { network: { name: 'b' } } }))
+        .status,
+      201,
+    );
+    assert.equal(
+      (await h.call('GET', `/network/v2.0/quotas/${h.identity.projectA}`, { token: 'bob' })).status,
+      403,
+    );
   } finally {
     await h.close();
   }
@@ -228,13 +326,23 @@ test('tags can be set on networks and filtered with tags and tags-any', async ()
   try {
     const a = await post(h, 'networks', 'network', { name: 'a' });
     const b = await post(h, 'networks', 'network', { name: 'b' });
-    assert.equal((await h.call('PUT', `/network/v2.0/networks/${a.id}/tags`, { body: { tags: ['cluster-x', 'k8s'] } })).status, 200);
+    assert.equal(
+      (await h.call('PUT', `/network/v2.0/networks/${a.id}/tags`, { body: { tags: ['cluster-x', 'k8s'] } }))
+        .status,
+      200,
+    );
     assert.equal((await h.call('PUT', `/network/v2.0/networks/${b.id}/tags/k8s`)).status, 201);
     const both = await h.call<{ networks: Obj[] }>('GET', '/network/v2.0/networks?tags=cluster-x,k8s');
-    assert.deepEqual(both.body.networks.map((n) => n.name), ['a']);
+    assert.deepEqual(
+      both.body.networks.map((n) => n.name),
+      ['a'],
+    );
     const any = await h.call<{ networks: Obj[] }>('GET', '/network/v2.0/networks?tags-any=k8s');
     assert.deepEqual(any.body.networks.map((n) => n.name).sort(), ['a', 'b']);
-    const fields = await h.call<{ networks: Obj[] }>('GET', '/network/v2.0/networks?name=a&fields=id&fields=name');
+    const fields = await h.call<{ networks: Obj[] }>(
+      'GET',
+      '/network/v2.0/networks?name=a&fields=id&fields=name',
+    );
     assert.deepEqual(fields.body.networks, [{ id: a.id, name: 'a' }]);
   } finally {
     await h.close();
@@ -244,10 +352,20 @@ test('tags can be set on networks and filtered with tags and tags-any', async ()
 test('non-admins may not create external or shared networks', async () => {
   const h = await startCloud();
   try {
-    const r = await h.call<{ NeutronError: { type: string } }>('POST', '/network/v2.0/networks', { body: { network: { name: 'x', 'router:external': true } } });
+    const r = await h.call<{ NeutronError: { type: string } }>('POST', '/network/v2.0/networks', {
+      body: { network: { name: 'x', 'router:external': true } },
+    });
     assert.equal(r.status, 403);
     assert.equal(r.body.NeutronError.type, 'NotAuthorized');
-    assert.equal((await h.call('POST', '/network/v2.0/networks', { token: 'admin', body: { network: { name: 'x', shared: true } } })).status, 201);
+    assert.equal(
+      (
+        await h.call('POST', '/network/v2.0/networks', {
+          token: 'admin',
+          body: { network: { name: 'x', shared: true } },
+        })
+      ).status,
+      201,
+    );
   } finally {
     await h.close();
   }

@@ -12,7 +12,8 @@ type Obj = Record<string, unknown> & { id: string };
 const V = { 'openstack-api-version': 'compute 2.79' };
 
 async function imageId(h: CloudHarness): Promise<string> {
-  return (await h.call<{ images: Obj[] }>('GET', '/image/v2/images?name=fedora-coreos-38')).body.images[0]!.id;
+  return (await h.call<{ images: Obj[] }>('GET', '/image/v2/images?name=fedora-coreos-38')).body.images[0]!
+    .id;
 }
 
 test('after a restart on the same SQLite file, a building server still becomes ACTIVE and a load balancer ACTIVE', async () => {
@@ -20,15 +21,30 @@ test('after a restart on the same SQLite file, a building server still becomes A
   const path = join(dir, 'cloud.sqlite');
   try {
     const first = await startCloud({ clock: new ManualClock(), latencyMs: 5000, storePath: path });
-    const net = (await first.call<{ network: Obj }>('POST', '/network/v2.0/networks', { body: { network: { name: 'n' } } })).body.network;
+    const net = (
+      await first.call<{ network: Obj }>('POST', '/network/v2.0/networks', {
+        body: { network: { name: 'n' } },
+      })
+    ).body.network;
     const subnet = (
-      await first.call<{ subnet: Obj }>('POST', '/network/v2.0/subnets', { body: { subnet: { network_id: net.id, cidr: '10.5.0.0/24', ip_version: 4 } } })
+      await first.call<{ subnet: Obj }>('POST', '/network/v2.0/subnets', {
+        body: { subnet: { network_id: net.id, cidr: '10.5.0.0/24', ip_version: 4 } },
+      })
     ).body.subnet;
     const server = await first.call<{ server: Obj }>('POST', '/compute/v2.1/servers', {
       headers: V,
-      body: { server: { name: 'survivor', flavorRef: '2', imageRef: await imageId(first), networks: [{ uuid: net.id }] } },
+      body: {
+        server: {
+          name: 'survivor',
+          flavorRef: '2',
+          imageRef: await imageId(first),
+          networks: [{ uuid: net.id }],
+        },
+      },
     });
-    const lb = await first.call<{ loadbalancer: Obj }>('POST', '/load-balancer/v2/lbaas/loadbalancers', { body: { loadbalancer: { vip_subnet_id: subnet.id } } });
+    const lb = await first.call<{ loadbalancer: Obj }>('POST', '/load-balancer/v2/lbaas/loadbalancers', {
+      body: { loadbalancer: { vip_subnet_id: subnet.id } },
+    });
     assert.equal(server.status, 202);
     await first.close();
 
@@ -46,10 +62,17 @@ test('after a restart on the same SQLite file, a building server still becomes A
       // read the store directly: the resumed timers did it, not a read
       assert.equal((await stored('Server', server.body.server.id)).status, 'ACTIVE');
       assert.equal((await stored('LoadBalancer', lb.body.loadbalancer.id)).provisioning_status, 'ACTIVE');
-      const shown = await second.call<{ server: Obj }>('GET', `/compute/v2.1/servers/${server.body.server.id}`);
+      const shown = await second.call<{ server: Obj }>(
+        'GET',
+        `/compute/v2.1/servers/${server.body.server.id}`,
+      );
       assert.equal(shown.body.server.status, 'ACTIVE');
       // the address allocator knows what is taken after the restart
-      const port = await second.call<{ port: { fixed_ips: { ip_address: string }[] } }>('POST', '/network/v2.0/ports', { body: { port: { network_id: net.id } } });
+      const port = await second.call<{ port: { fixed_ips: { ip_address: string }[] } }>(
+        'POST',
+        '/network/v2.0/ports',
+        { body: { port: { network_id: net.id } } },
+      );
       const taken = new Set(['10.5.0.2', '10.5.0.3']);
       assert.ok(!taken.has(port.body.port.fixed_ips[0]!.ip_address));
     } finally {
@@ -71,32 +94,58 @@ test('the inventory lists every resource of a project, and a full teardown leave
       assert.ok(r.status < 300, `${method} ${path}: ${r.status} ${r.text}`);
       return r.body[key]!;
     };
-    const pub = (await h.call<{ networks: Obj[] }>('GET', '/network/v2.0/networks?name=public')).body.networks[0]!;
+    const pub = (await h.call<{ networks: Obj[] }>('GET', '/network/v2.0/networks?name=public')).body
+      .networks[0]!;
     const net = await call('POST', '/network/v2.0/networks', 'network', { network: { name: 'k8s' } });
-    const subnet = await call('POST', '/network/v2.0/subnets', 'subnet', { subnet: { network_id: net.id, cidr: '10.8.0.0/24', ip_version: 4 } });
-    const router = await call('POST', '/network/v2.0/routers', 'router', { router: { name: 'r', external_gateway_info: { network_id: pub.id } } });
-    await h.call('PUT', `/network/v2.0/routers/${router.id}/add_router_interface`, { body: { subnet_id: subnet.id } });
-    const sg = await call('POST', '/network/v2.0/security-groups', 'security_group', { security_group: { name: 'k8s-worker' } });
+    const subnet = await call('POST', '/network/v2.0/subnets', 'subnet', {
+      subnet: { network_id: net.id, cidr: '10.8.0.0/24', ip_version: 4 },
+    });
+    const router = await call('POST', '/network/v2.0/routers', 'router', {
+      router: { name: 'r', external_gateway_info: { network_id: pub.id } },
+    });
+    await h.call('PUT', `/network/v2.0/routers/${router.id}/add_router_interface`, {
+      body: { subnet_id: subnet.id },
+    });
+    const sg = await call('POST', '/network/v2.0/security-groups', 'security_group', {
+      security_group: { name: 'k8s-worker' },
+    });
     await h.call('POST', '/compute/v2.1/os-keypairs', { body: { keypair: { name: 'kp' } } });
     const server = await call('POST', '/compute/v2.1/servers', 'server', {
-      server: { name: 'node', flavorRef: '2', imageRef: await imageId(h), networks: [{ uuid: net.id }], security_groups: [{ name: 'k8s-worker' }], key_name: 'kp' },
+      server: {
+        name: 'node',
+        flavorRef: '2',
+        imageRef: await imageId(h),
+        networks: [{ uuid: net.id }],
+        security_groups: [{ name: 'k8s-worker' }],
+        key_name: 'kp',
+      },
     });
-    const lb = await call('POST', '/load-balancer/v2/lbaas/loadbalancers', 'loadbalancer', { loadbalancer: { vip_subnet_id: subnet.id } });
+    const lb = await call('POST', '/load-balancer/v2/lbaas/loadbalancers', 'loadbalancer', {
+      loadbalancer: { vip_subnet_id: subnet.id },
+    });
     const volume = await call('POST', `/volume/v3/${p}/volumes`, 'volume', { volume: { size: 1 } });
     await clock.advance(100);
-    const ports = (await h.call<{ ports: Obj[] }>('GET', `/network/v2.0/ports?device_id=${server.id}`)).body.ports;
-    const fip = await call('POST', '/network/v2.0/floatingips', 'floatingip', { floatingip: { floating_network_id: pub.id, port_id: ports[0]!.id } });
+    const ports = (await h.call<{ ports: Obj[] }>('GET', `/network/v2.0/ports?device_id=${server.id}`)).body
+      .ports;
+    const fip = await call('POST', '/network/v2.0/floatingips', 'floatingip', {
+      floatingip: { floating_network_id: pub.id, port_id: ports[0]!.id },
+    });
 
-    const inv = await h.call<{ projects: Record<string, Record<string, { id: string; name: string; status?: string }[]>>; total: number }>(
-      'GET',
-      `/_inventory?project_id=${p}`,
-      { token: 'admin' },
-    );
+    const inv = await h.call<{
+      projects: Record<string, Record<string, { id: string; name: string; status?: string }[]>>;
+      total: number;
+    }>('GET', `/_inventory?project_id=${p}`, { token: 'admin' });
     const mine = inv.body.projects[p]!;
     assert.deepEqual(Object.keys(inv.body.projects), [p]);
-    assert.deepEqual(mine.Server!.map((s) => [s.id, s.status]), [[server.id, 'ACTIVE']]);
+    assert.deepEqual(
+      mine.Server!.map((s) => [s.id, s.status]),
+      [[server.id, 'ACTIVE']],
+    );
     assert.equal(mine.LoadBalancer![0]!.status, 'ACTIVE');
-    assert.deepEqual(mine.FloatingIp!.map((f) => f.id), [fip.id]);
+    assert.deepEqual(
+      mine.FloatingIp!.map((f) => f.id),
+      [fip.id],
+    );
     assert.equal(mine.Volume![0]!.id, volume.id);
     assert.equal(mine.Router!.length, 1);
     assert.equal(mine.Port!.length, 4, 'server port, router interface, router gateway, VIP port');
@@ -108,14 +157,19 @@ test('the inventory lists every resource of a project, and a full teardown leave
     await h.call('DELETE', `/compute/v2.1/servers/${server.id}`);
     await h.call('DELETE', `/volume/v3/${p}/volumes/${volume.id}`);
     await clock.advance(100);
-    await h.call('PUT', `/network/v2.0/routers/${router.id}/remove_router_interface`, { body: { subnet_id: subnet.id } });
+    await h.call('PUT', `/network/v2.0/routers/${router.id}/remove_router_interface`, {
+      body: { subnet_id: subnet.id },
+    });
     assert.equal((await h.call('DELETE', `/network/v2.0/routers/${router.id}`)).status, 204);
     assert.equal((await h.call('DELETE', `/network/v2.0/networks/${net.id}`)).status, 204);
     assert.equal((await h.call('DELETE', `/network/v2.0/security-groups/${sg.id}`)).status, 204);
 
     const after = await h.cloud.inventory(p);
     assert.deepEqual(Object.keys(after.projects[p] ?? {}).sort(), ['SecurityGroup', 'SecurityGroupRule']);
-    assert.deepEqual(after.projects[p]!.SecurityGroup!.map((s) => s.name), ['default']);
+    assert.deepEqual(
+      after.projects[p]!.SecurityGroup!.map((s) => s.name),
+      ['default'],
+    );
     // and nothing of the project leaked into the external network either
     const all = await h.cloud.inventory();
     assert.deepEqual(all.projects[h.identity.adminProject]!.Port, undefined);
@@ -129,13 +183,26 @@ test('calls without a valid token get 401 in keystonemiddleware shape; version d
   try {
     const none = await h.call('GET', '/compute/v2.1/servers', { token: null });
     assert.equal(none.status, 401);
-    assert.deepEqual(none.body, { error: { code: 401, title: 'Unauthorized', message: 'The request you have made requires authentication.' } });
+    assert.deepEqual(none.body, {
+      error: {
+        code: 401,
+        title: 'Unauthorized',
+        message: 'The request you have made requires authentication.',
+      },
+    });
     assert.match(none.headers.get('www-authenticate') ?? '', /^Keystone uri=/);
     assert.equal((await h.call('GET', '/network/v2.0/networks', { token: 'nobody' })).status, 401);
     const glance = await h.call('GET', '/image/v2/images', { token: null });
     assert.equal(glance.status, 401);
     assert.match(glance.headers.get('content-type') ?? '', /^text\/html/);
-    for (const path of ['/compute/', '/compute/v2.1', '/network/', '/load-balancer/', '/volume/v3', '/image/']) {
+    for (const path of [
+      '/compute/',
+      '/compute/v2.1',
+      '/network/',
+      '/load-balancer/',
+      '/volume/v3',
+      '/image/',
+    ]) {
       const r = await h.call('GET', path, { token: null });
       assert.ok(r.status === 200 || r.status === 300, `${path}: ${r.status}`);
     }

@@ -37,7 +37,13 @@ export function flavorView(req: FastifyRequest, row: Row<Flavor>, detail: boolea
   };
 }
 
-const num = z.union([z.number(), z.string().regex(/^\d+(\.\d+)?$/).transform(Number)]);
+const num = z.union([
+  z.number(),
+  z
+    .string()
+    .regex(/^\d+(\.\d+)?$/)
+    .transform(Number),
+]);
 
 const FlavorCreate = z.object({
   name: z.string().min(1).max(255),
@@ -68,7 +74,7 @@ export function registerFlavorRoutes(r: ServiceRoutes, ctx: CloudContext): void 
     const minRam = q(req, 'minRam');
     if (minDisk !== undefined) rows = rows.filter((f) => f.rec.disk >= Number(minDisk));
     if (minRam !== undefined) rows = rows.filter((f) => f.rec.ram >= Number(minRam));
-    const key = (q(req, 'sort_key') ?? 'flavorid');
+    const key = q(req, 'sort_key') ?? 'flavorid';
     const dir = q(req, 'sort_dir') === 'desc' ? -1 : 1;
     const val = (f: Flavor): string | number => {
       switch (key) {
@@ -105,11 +111,18 @@ export function registerFlavorRoutes(r: ServiceRoutes, ctx: CloudContext): void 
   }
 
   const admin = (req: FastifyRequest, action: string) => {
-    if (!callerOf(req).isAdmin) throw new NotAllowedError(`Policy doesn't allow os_compute_api:os-flavor-manage:${action} to be performed.`);
+    if (!callerOf(req).isAdmin)
+      throw new NotAllowedError(
+        `Policy doesn't allow os_compute_api:os-flavor-manage:${action} to be performed.`,
+      );
   };
 
-  r.get('/flavors', 'flavors.list', async (req) => ({ flavors: (await visible(req)).map((f) => flavorView(req, f, false)) }));
-  r.get('/flavors/detail', 'flavors.detail', async (req) => ({ flavors: (await visible(req)).map((f) => flavorView(req, f, true)) }));
+  r.get('/flavors', 'flavors.list', async (req) => ({
+    flavors: (await visible(req)).map((f) => flavorView(req, f, false)),
+  }));
+  r.get('/flavors/detail', 'flavors.detail', async (req) => ({
+    flavors: (await visible(req)).map((f) => flavorView(req, f, true)),
+  }));
   r.get('/flavors/:id', 'flavors.show', async (req) => ({ flavor: flavorView(req, await get(req), true) }));
 
   r.post('/flavors', 'flavors.create', async (req) => {
@@ -117,7 +130,8 @@ export function registerFlavorRoutes(r: ServiceRoutes, ctx: CloudContext): void 
     const b = parseNovaBody(bodyOf(req), 'flavor', FlavorCreate);
     const id = b.id ?? newId();
     const all = await repos.flavors.list({ project: FLAVOR_NS });
-    if (all.some((f) => f.rec.name === b.name)) throw new ConflictError(`Flavor with name ${b.name} already exists.`);
+    if (all.some((f) => f.rec.name === b.name))
+      throw new ConflictError(`Flavor with name ${b.name} already exists.`);
     if (all.some((f) => f.rec.id === id)) throw new ConflictError(`Flavor with ID ${id} already exists.`);
     const rec: Flavor = {
       id,
@@ -144,7 +158,9 @@ export function registerFlavorRoutes(r: ServiceRoutes, ctx: CloudContext): void 
     return reply.code(202).send();
   });
 
-  r.get('/flavors/:id/os-extra_specs', 'flavors.extra_specs.list', async (req) => ({ extra_specs: (await get(req)).rec.extra_specs }));
+  r.get('/flavors/:id/os-extra_specs', 'flavors.extra_specs.list', async (req) => ({
+    extra_specs: (await get(req)).rec.extra_specs,
+  }));
   r.get('/flavors/:id/os-extra_specs/:key', 'flavors.extra_specs.show', async (req) => {
     const row = await get(req);
     const key = p(req, 'key');
@@ -155,16 +171,27 @@ export function registerFlavorRoutes(r: ServiceRoutes, ctx: CloudContext): void 
   r.post('/flavors/:id/os-extra_specs', 'flavors.extra_specs.create', async (req) => {
     admin(req, 'update');
     const row = await get(req);
-    const b = z.object({ extra_specs: z.record(z.string(), z.union([z.string(), z.number(), z.boolean()]).transform(String)) }).safeParse(bodyOf(req));
-    if (!b.success) throw new InputError(`Invalid input for field/attribute extra_specs. Value: None. 'extra_specs' is a required property`);
-    const next = await repos.flavors.mutate(FLAVOR_NS, row.id, (cur) => ({ ...cur.rec, extra_specs: { ...cur.rec.extra_specs, ...b.data.extra_specs } }));
+    const b = z
+      .object({
+        extra_specs: z.record(z.string(), z.union([z.string(), z.number(), z.boolean()]).transform(String)),
+      })
+      .safeParse(bodyOf(req));
+    if (!b.success)
+      throw new InputError(
+        `Invalid input for field/attribute extra_specs. Value: None. 'extra_specs' is a required property`,
+      );
+    const next = await repos.flavors.mutate(FLAVOR_NS, row.id, (cur) => ({
+      ...cur.rec,
+      extra_specs: { ...cur.rec.extra_specs, ...b.data.extra_specs },
+    }));
     return { extra_specs: next.rec.extra_specs };
   });
   r.delete('/flavors/:id/os-extra_specs/:key', 'flavors.extra_specs.delete', async (req, reply) => {
     admin(req, 'update');
     const row = await get(req);
     const key = p(req, 'key');
-    if (row.rec.extra_specs[key] === undefined) throw new NotFoundError(`Flavor ${row.id} has no extra specs with key ${key}.`);
+    if (row.rec.extra_specs[key] === undefined)
+      throw new NotFoundError(`Flavor ${row.id} has no extra specs with key ${key}.`);
     await repos.flavors.mutate(FLAVOR_NS, row.id, (cur) => {
       const specs = { ...cur.rec.extra_specs };
       delete specs[key];

@@ -45,9 +45,20 @@ export function computePlugin(ctx: CloudContext, net: NetworkService, vol: Volum
   return async (app: FastifyInstance): Promise<void> => {
     app.setErrorHandler(cloudErrorHandler('nova', ctx.log));
     app.setNotFoundHandler(cloudNotFoundHandler('nova'));
-      app.get('/', async (req) => {
+    app.get('/', async (req) => {
       const { id, status, version, min_version, updated } = versionDoc(req);
-      return { versions: [{ id, status, version, min_version, updated, links: [{ rel: 'self', href: `${baseUrl(req)}/cloud/compute/v2.1/` }] }] };
+      return {
+        versions: [
+          {
+            id,
+            status,
+            version,
+            min_version,
+            updated,
+            links: [{ rel: 'self', href: `${baseUrl(req)}/cloud/compute/v2.1/` }],
+          },
+        ],
+      };
     });
     app.get('/v2.1', async (req) => ({ version: versionDoc(req) }));
 
@@ -56,9 +67,13 @@ export function computePlugin(ctx: CloudContext, net: NetworkService, vol: Volum
         priv.addHook('onRequest', microversionHook(NOVA_VERSIONS));
         priv.addHook('onRequest', authHook(ctx));
         const r = new ServiceRoutes(priv, ctx, 'compute', (resource, operation) => {
-          if (operation.startsWith('compute.keypairs')) return new NotAllowedError('Quota exceeded, too many key pairs.', { code: 'QuotaExceeded' });
+          if (operation.startsWith('compute.keypairs'))
+            return new NotAllowedError('Quota exceeded, too many key pairs.', { code: 'QuotaExceeded' });
           const what = resource ?? 'instances';
-          return new NotAllowedError(`Quota exceeded for ${what}: Requested 1, but already used 0 of 0 ${what}`, { code: 'QuotaExceeded' });
+          return new NotAllowedError(
+            `Quota exceeded for ${what}: Requested 1, but already used 0 of 0 ${what}`,
+            { code: 'QuotaExceeded' },
+          );
         });
         registerFlavorRoutes(r, ctx);
         registerKeypairRoutes(r, ctx);

@@ -39,7 +39,16 @@ export async function generateSshKeypair(): Promise<{ publicKey: string; private
   };
 }
 
-const KEY_TYPES = new Set(['ssh-rsa', 'ssh-dss', 'ssh-ed25519', 'ecdsa-sha2-nistp256', 'ecdsa-sha2-nistp384', 'ecdsa-sha2-nistp521', 'sk-ssh-ed25519@openssh.com', 'sk-ecdsa-sha2-nistp256@openssh.com']);
+const KEY_TYPES = new Set([
+  'ssh-rsa',
+  'ssh-dss',
+  'ssh-ed25519',
+  'ecdsa-sha2-nistp256',
+  'ecdsa-sha2-nistp384',
+  'ecdsa-sha2-nistp521',
+  'sk-ssh-ed25519@openssh.com',
+  'sk-ecdsa-sha2-nistp256@openssh.com',
+]);
 
 /** Nova's MD5 fingerprint of an OpenSSH public key; InputError when the key is not one. */
 export function fingerprint(publicKey: string): string {
@@ -70,7 +79,8 @@ function notFound(name: string, userId: string): NotFoundError {
 function targetUser(req: Parameters<typeof callerOf>[0], caller: Caller, fromBody?: string): string {
   const wanted = fromBody ?? q(req, 'user_id');
   if (wanted === undefined || wanted === caller.userId || minorOf(req) < 10) return caller.userId;
-  if (!caller.isAdmin) throw new NotAllowedError(`Policy doesn't allow os_compute_api:os-keypairs:index to be performed.`);
+  if (!caller.isAdmin)
+    throw new NotAllowedError(`Policy doesn't allow os_compute_api:os-keypairs:index to be performed.`);
   return wanted;
 }
 
@@ -104,7 +114,12 @@ export function registerKeypairRoutes(r: ServiceRoutes, ctx: CloudContext): void
         const n = Number(limit);
         if (rows.length > n) {
           rows = rows.slice(0, n);
-          body.keypairs_links = [{ rel: 'next', href: `${req.url.split('?')[0]}?limit=${n}&marker=${rows[rows.length - 1]!.rec.name}` }];
+          body.keypairs_links = [
+            {
+              rel: 'next',
+              href: `${req.url.split('?')[0]}?limit=${n}&marker=${rows[rows.length - 1]!.rec.name}`,
+            },
+          ];
         }
       }
     }
@@ -140,7 +155,8 @@ export function registerKeypairRoutes(r: ServiceRoutes, ctx: CloudContext): void
       throw new InputError('Keypair data is invalid: Keypair name contains unsafe characters');
     }
     const type = minor >= 2 ? (b.type ?? 'ssh') : 'ssh';
-    if (type === 'x509') throw new InputError('Keypair data is invalid: x509 keypairs are not supported by the embedded cloud');
+    if (type === 'x509')
+      throw new InputError('Keypair data is invalid: x509 keypairs are not supported by the embedded cloud');
     const limit = await ctx.quotas.limit(caller.project, 'compute', 'key_pairs');
     if (limit >= 0 && (await repos.keypairs.count(user)) >= limit) {
       throw new NotAllowedError('Quota exceeded, too many key pairs.', { code: 'QuotaExceeded' });

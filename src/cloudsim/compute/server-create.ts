@@ -23,11 +23,23 @@ const NetworkReq = z.object({
 });
 
 const Bdm = z.object({
-  boot_index: z.union([z.number().int(), z.string().regex(/^-?\d+$/).transform(Number)]).nullable().optional(),
+  boot_index: z
+    .union([
+      z.number().int(),
+      z
+        .string()
+        .regex(/^-?\d+$/)
+        .transform(Number),
+    ])
+    .nullable()
+    .optional(),
   uuid: z.string().optional(),
   source_type: z.enum(['image', 'volume', 'snapshot', 'blank']).optional(),
   destination_type: z.enum(['volume', 'local']).optional(),
-  volume_size: z.union([z.number().int(), z.string().regex(/^\d+$/).transform(Number)]).nullable().optional(),
+  volume_size: z
+    .union([z.number().int(), z.string().regex(/^\d+$/).transform(Number)])
+    .nullable()
+    .optional(),
   delete_on_termination: z.boolean().optional(),
   device_name: z.string().nullable().optional(),
   volume_type: z.string().nullable().optional(),
@@ -99,38 +111,58 @@ export class ServerCreator {
     const minor = minorOf(req);
     const b = parseNovaBody(body, 'server', ServerCreate);
     if (minor >= 37 && b.networks === undefined) {
-      throw new InputError(`Invalid input for field/attribute server. Value: ${JSON.stringify((body as Record<string, unknown>).server)}. 'networks' is a required property`);
+      throw new InputError(
+        `Invalid input for field/attribute server. Value: ${JSON.stringify((body as Record<string, unknown>).server)}. 'networks' is a required property`,
+      );
     }
     if (minor < 37 && (b.networks === 'auto' || b.networks === 'none')) {
-      throw new InputError(`Invalid input for field/attribute networks. Value: ${b.networks}. '${b.networks}' is not of type 'array'`);
+      throw new InputError(
+        `Invalid input for field/attribute networks. Value: ${b.networks}. '${b.networks}' is not of type 'array'`,
+      );
     }
-    if (b.tags && minor < 52) throw new InputError(`Invalid input for field/attribute server. Value: ${JSON.stringify(b)}. Additional properties are not allowed ('tags' was unexpected)`);
-    if (b.min_count !== undefined && b.max_count !== undefined && b.min_count > b.max_count) throw new InputError('min_count must be <= max_count');
+    if (b.tags && minor < 52)
+      throw new InputError(
+        `Invalid input for field/attribute server. Value: ${JSON.stringify(b)}. Additional properties are not allowed ('tags' was unexpected)`,
+      );
+    if (b.min_count !== undefined && b.max_count !== undefined && b.min_count > b.max_count)
+      throw new InputError('min_count must be <= max_count');
     if ((b.min_count ?? 1) > 1 || (b.max_count ?? 1) > 1) {
-      throw new InputError('The embedded cloud creates one server per request (min_count/max_count > 1 is not supported)');
+      throw new InputError(
+        'The embedded cloud creates one server per request (min_count/max_count > 1 is not supported)',
+      );
     }
     if (b.user_data != null && !BASE64.test(b.user_data.replace(/\s/g, ''))) {
-      throw new InputError(`Invalid input for field/attribute user_data. Value: ${b.user_data}. '${b.user_data}' is not a 'base64'`);
+      throw new InputError(
+        `Invalid input for field/attribute user_data. Value: ${b.user_data}. '${b.user_data}' is not a 'base64'`,
+      );
     }
 
     const flavorId = refId(b.flavorRef);
     const flavor = await ctx.repos.flavors.get(FLAVOR_NS, flavorId);
-    if (!flavor || (!flavor.rec.is_public && !caller.isAdmin)) throw new InputError(`Flavor ${flavorId} could not be found.`);
+    if (!flavor || (!flavor.rec.is_public && !caller.isAdmin))
+      throw new InputError(`Flavor ${flavorId} could not be found.`);
 
     const bdms = b.block_device_mapping_v2 ?? [];
     const bootBdm = bdms.find((d) => Number(d.boot_index ?? -1) === 0);
     const bootFromVolume = bootBdm !== undefined && (bootBdm.destination_type ?? 'local') === 'volume';
     let imageId = '';
-    const imageRef = b.imageRef ?? (bootBdm?.source_type === 'image' && !bootFromVolume ? bootBdm.uuid : undefined);
+    const imageRef =
+      b.imageRef ?? (bootBdm?.source_type === 'image' && !bootFromVolume ? bootBdm.uuid : undefined);
     if (!bootFromVolume) {
-      if (!imageRef) throw new InputError('Block Device Mapping is Invalid: Boot sequence for the instance and image/block device mapping combination is not valid.');
+      if (!imageRef)
+        throw new InputError(
+          'Block Device Mapping is Invalid: Boot sequence for the instance and image/block device mapping combination is not valid.',
+        );
       const image = await findImage(ctx, caller, refId(imageRef));
       if (!image) throw new InputError('Can not find requested image');
       if (image.rec.status !== 'active') throw new InputError(`Image ${image.id} is not active.`);
       if (image.rec.min_disk > flavor.rec.disk && flavor.rec.disk > 0) {
-        throw new InputError(`Flavor's disk is too small for requested image. Flavor disk is ${flavor.rec.disk * 1073741824} bytes, image is ${image.rec.min_disk * 1073741824} bytes.`);
+        throw new InputError(
+          `Flavor's disk is too small for requested image. Flavor disk is ${flavor.rec.disk * 1073741824} bytes, image is ${image.rec.min_disk * 1073741824} bytes.`,
+        );
       }
-      if (image.rec.min_ram > flavor.rec.ram) throw new InputError(`Flavor's memory is too small for requested image.`);
+      if (image.rec.min_ram > flavor.rec.ram)
+        throw new InputError(`Flavor's memory is too small for requested image.`);
       imageId = image.id;
     }
 
@@ -144,7 +176,8 @@ export class ServerCreator {
     let az: string;
     if (b.availability_zone) {
       const zone = b.availability_zone.split(':')[0]!;
-      if (!ctx.availabilityZones.includes(zone)) throw new InputError('The requested availability zone is not available');
+      if (!ctx.availabilityZones.includes(zone))
+        throw new InputError('The requested availability zone is not available');
       az = zone;
     } else {
       az = ctx.availabilityZones[this.rr++ % ctx.availabilityZones.length]!;
@@ -153,7 +186,9 @@ export class ServerCreator {
     const metadata = b.metadata ?? {};
     const metaLimit = await ctx.quotas.limit(caller.project, 'compute', 'metadata_items');
     if (metaLimit >= 0 && Object.keys(metadata).length > metaLimit) {
-      throw new NotAllowedError(`Quota exceeded for metadata_items: Requested ${Object.keys(metadata).length}, but already used 0 of ${metaLimit} metadata_items`);
+      throw new NotAllowedError(
+        `Quota exceeded for metadata_items: Requested ${Object.keys(metadata).length}, but already used 0 of ${metaLimit} metadata_items`,
+      );
     }
 
     await this.checkQuota(caller.project, flavor.rec.vcpus, flavor.rec.ram);
@@ -166,9 +201,20 @@ export class ServerCreator {
     for (const nr of await this.resolveNetworks(caller, b)) {
       if (nr.kind === 'port') {
         const port = nr.port;
-        const rec = { ...port.rec, device_id: id, device_owner: `compute:${az}`, updated_at: nowIso(ctx), revision_number: port.rec.revision_number + 1 };
+        const rec = {
+          ...port.rec,
+          device_id: id,
+          device_owner: `compute:${az}`,
+          updated_at: nowIso(ctx),
+          revision_number: port.rec.revision_number + 1,
+        };
         ops.push(ctx.repos.ports.updateOp(port, rec, portLabels(rec)));
-        portRefs.push({ port_id: port.id, network_id: port.rec.network_id, created_by_nova: false, tag: nr.tag ?? null });
+        portRefs.push({
+          port_id: port.id,
+          network_id: port.rec.network_id,
+          created_by_nova: false,
+          tag: nr.tag ?? null,
+        });
       } else {
         const prepared = await this.net.preparePort({
           project: caller.project,
@@ -180,7 +226,12 @@ export class ServerCreator {
           ...(nr.fixedIp ? { fixedIps: [{ ip_address: nr.fixedIp }] } : {}),
         });
         ops.push(...prepared.ops);
-        portRefs.push({ port_id: prepared.rec.id, network_id: nr.network.id, created_by_nova: true, tag: nr.tag ?? null });
+        portRefs.push({
+          port_id: prepared.rec.id,
+          network_id: nr.network.id,
+          created_by_nova: true,
+          tag: nr.tag ?? null,
+        });
       }
     }
 
@@ -214,8 +265,12 @@ export class ServerCreator {
       security_groups: portRefs.length > 0 ? sgNames : [],
       ports: portRefs,
       volumes: volumeRefs,
-      config_drive: b.config_drive === true || b.config_drive === 'True' || b.config_drive === 'true' ? 'True' : '',
-      hostname: (b.hostname ?? b.name).toLowerCase().replace(/[^a-z0-9-]/g, '-').slice(0, 63),
+      config_drive:
+        b.config_drive === true || b.config_drive === 'True' || b.config_drive === 'true' ? 'True' : '',
+      hostname: (b.hostname ?? b.name)
+        .toLowerCase()
+        .replace(/[^a-z0-9-]/g, '-')
+        .slice(0, 63),
       host: hostFor(az, id),
       instance_name: `instance-${id.slice(0, 8)}`,
       access_ipv4: b.accessIPv4 ?? '',
@@ -235,7 +290,9 @@ export class ServerCreator {
       transition: null,
     };
     rec = this.life.begin(rec, 'build', 1, buildFailure ?? injected);
-    ops.unshift(ctx.repos.servers.createOp(caller.project, id, rec, { labels: { name: labelValue(b.name) } }));
+    ops.unshift(
+      ctx.repos.servers.createOp(caller.project, id, rec, { labels: { name: labelValue(b.name) } }),
+    );
     await ctx.store.commit(ops);
     const row = (await ctx.repos.servers.get(caller.project, id))!;
     this.life.schedule(row);
@@ -278,7 +335,10 @@ export class ServerCreator {
       }
       const matches = groups.filter((g) => g.rec.name === name);
       if (matches.length === 0) throw new InputError(`Security group ${name} not found.`);
-      if (matches.length > 1) throw new ConflictError(`Multiple security groups found matching '${name}'. Use an ID to be more specific.`);
+      if (matches.length > 1)
+        throw new ConflictError(
+          `Multiple security groups found matching '${name}'. Use an ID to be more specific.`,
+        );
       ids.push(matches[0]!.id);
     }
     return [...new Set(ids)];
@@ -287,10 +347,20 @@ export class ServerCreator {
   private async resolveNetworks(
     caller: Caller,
     b: CreateBody,
-  ): Promise<({ kind: 'network'; network: Row<Network>; fixedIp?: string; tag?: string } | { kind: 'port'; port: Row<import('../core/records.ts').Port>; tag?: string })[]> {
+  ): Promise<
+    (
+      | { kind: 'network'; network: Row<Network>; fixedIp?: string; tag?: string }
+      | { kind: 'port'; port: Row<import('../core/records.ts').Port>; tag?: string }
+    )[]
+  > {
     const ctx = this.ctx;
     const candidates = async () =>
-      (await ctx.repos.networks.list()).filter((n) => !n.rec.external && this.net.canUseNetwork(caller, n) && (n.project === caller.project || n.rec.shared));
+      (await ctx.repos.networks.list()).filter(
+        (n) =>
+          !n.rec.external &&
+          this.net.canUseNetwork(caller, n) &&
+          (n.project === caller.project || n.rec.shared),
+      );
     if (b.networks === 'none') return [];
     if (b.networks === 'auto' || b.networks === undefined) {
       const nets = await candidates();
@@ -298,7 +368,10 @@ export class ServerCreator {
         if (b.networks === undefined) return [];
         throw new InputError(`Unable to automatically allocate a network for project ${caller.project}`);
       }
-      if (nets.length > 1) throw new ConflictError('More than one possible network found. Specify network ID(s) to select which one(s) to connect to.');
+      if (nets.length > 1)
+        throw new ConflictError(
+          'More than one possible network found. Specify network ID(s) to select which one(s) to connect to.',
+        );
       await this.requireSubnet(nets[0]!);
       return [{ kind: 'network', network: nets[0]! }];
     }
@@ -306,26 +379,35 @@ export class ServerCreator {
     for (const n of b.networks) {
       if (n.port) {
         const port = await ctx.repos.ports.find(n.port);
-        if (!port || (!caller.isAdmin && port.rec.tenant_id !== caller.project)) throw new InputError(`Port id ${n.port} could not be found.`);
+        if (!port || (!caller.isAdmin && port.rec.tenant_id !== caller.project))
+          throw new InputError(`Port id ${n.port} could not be found.`);
         if (port.rec.device_id !== '') throw new ConflictError(`Port ${n.port} is still in use.`);
-        if (port.rec.fixed_ips.length === 0) throw new InputError(`Port ${n.port} requires a FixedIP in order to be used.`);
+        if (port.rec.fixed_ips.length === 0)
+          throw new InputError(`Port ${n.port} requires a FixedIP in order to be used.`);
         out.push({ kind: 'port', port, ...(n.tag ? { tag: n.tag } : {}) });
         continue;
       }
       if (!n.uuid) throw new InputError('Bad networks format: network uuid is not in proper format ()');
       const net = await ctx.repos.networks.find(n.uuid);
-      if (!net || !this.net.canSeeNetwork(caller, net)) throw new InputError(`Network ${n.uuid} could not be found.`);
+      if (!net || !this.net.canSeeNetwork(caller, net))
+        throw new InputError(`Network ${n.uuid} could not be found.`);
       if (net.rec.external && !net.rec.shared && !caller.isAdmin) {
         throw new NotAllowedError(`It is not allowed to create an interface on external network ${net.id}`);
       }
       await this.requireSubnet(net);
-      out.push({ kind: 'network', network: net, ...(n.fixed_ip ? { fixedIp: n.fixed_ip } : {}), ...(n.tag ? { tag: n.tag } : {}) });
+      out.push({
+        kind: 'network',
+        network: net,
+        ...(n.fixed_ip ? { fixedIp: n.fixed_ip } : {}),
+        ...(n.tag ? { tag: n.tag } : {}),
+      });
     }
     return out;
   }
 
   private async requireSubnet(net: Row<Network>): Promise<void> {
-    if (net.rec.subnets.length === 0) throw new InputError(`Network ${net.id} requires a subnet in order to boot instances on.`);
+    if (net.rec.subnets.length === 0)
+      throw new InputError(`Network ${net.id} requires a subnet in order to boot instances on.`);
   }
 
   /** Volumes of a server: boot volume from an image, existing volumes, blank volumes. */
@@ -338,7 +420,12 @@ export class ServerCreator {
     const ctx = this.ctx;
     const volumeRefs: Server['volumes'] = [];
     const volumeOps: WriteOp[] = [];
-    const toCreate: { size: number; imageId: string | null; ref: Server['volumes'][number]; volumeType: string | null }[] = [];
+    const toCreate: {
+      size: number;
+      imageId: string | null;
+      ref: Server['volumes'][number];
+      volumeType: string | null;
+    }[] = [];
     const letters = 'abcdefghijklmnopqrstuvwxyz';
     let next = 0;
     const sorted = [...bdms].sort((a, b) => Number(a.boot_index ?? 99) - Number(b.boot_index ?? 99));
@@ -354,24 +441,43 @@ export class ServerCreator {
           const v = await ctx.repos.volumes.get(caller.project, d.uuid);
           if (!v) throw new InputError(`Block Device Mapping is Invalid: failed to get volume ${d.uuid}.`);
           if (v.rec.status !== 'available' && !(v.rec.multiattach && v.rec.status === 'in-use')) {
-            throw new InputError(`Invalid volume: volume '${v.id}' status must be 'available'. Currently in '${v.rec.status}'`);
+            throw new InputError(
+              `Invalid volume: volume '${v.id}' status must be 'available'. Currently in '${v.rec.status}'`,
+            );
           }
           if (boot === 0 && !v.rec.bootable) throw new InputError(`Block Device ${v.id} is not bootable.`);
-          const ref = { volume_id: v.id, delete_on_termination: d.delete_on_termination ?? false, boot_index: boot, device, tag: d.tag ?? null };
+          const ref = {
+            volume_id: v.id,
+            delete_on_termination: d.delete_on_termination ?? false,
+            boot_index: boot,
+            device,
+            tag: d.tag ?? null,
+          };
           volumeRefs.push(ref);
-          volumeOps.push(ctx.repos.volumes.updateOp(v, { ...v.rec, status: 'attaching', updated_at: nowIso(ctx) }));
+          volumeOps.push(
+            ctx.repos.volumes.updateOp(v, { ...v.rec, status: 'attaching', updated_at: nowIso(ctx) }),
+          );
           break;
         }
         case 'image': {
           if (!d.uuid) throw new InputError('Block Device Mapping is Invalid: failed to get image .');
           const image = await findImage(ctx, caller, d.uuid);
           if (!image) throw new InputError(`Block Device Mapping is Invalid: failed to get image ${d.uuid}.`);
-          if (!d.volume_size) throw new InputError(`Images with destination_type 'volume' need to have a non-zero size specified`);
+          if (!d.volume_size)
+            throw new InputError(
+              `Images with destination_type 'volume' need to have a non-zero size specified`,
+            );
           toCreate.push({
             size: d.volume_size,
             imageId: image.id,
             volumeType: d.volume_type ?? null,
-            ref: { volume_id: '', delete_on_termination: d.delete_on_termination ?? false, boot_index: boot, device, tag: d.tag ?? null },
+            ref: {
+              volume_id: '',
+              delete_on_termination: d.delete_on_termination ?? false,
+              boot_index: boot,
+              device,
+              tag: d.tag ?? null,
+            },
           });
           break;
         }
@@ -381,18 +487,34 @@ export class ServerCreator {
             size: d.volume_size,
             imageId: null,
             volumeType: d.volume_type ?? null,
-            ref: { volume_id: '', delete_on_termination: d.delete_on_termination ?? false, boot_index: boot, device, tag: d.tag ?? null },
+            ref: {
+              volume_id: '',
+              delete_on_termination: d.delete_on_termination ?? false,
+              boot_index: boot,
+              device,
+              tag: d.tag ?? null,
+            },
           });
           break;
         case 'snapshot':
-          throw new InputError('Block Device Mapping is Invalid: volume snapshots are not supported by the embedded cloud.');
+          throw new InputError(
+            'Block Device Mapping is Invalid: volume snapshots are not supported by the embedded cloud.',
+          );
       }
     }
     if (toCreate.length === 0) return { volumeRefs, volumeOps };
     try {
-      await this.vol.checkQuota(caller.project, toCreate.length, toCreate.reduce((n, v) => n + v.size, 0));
+      await this.vol.checkQuota(
+        caller.project,
+        toCreate.length,
+        toCreate.reduce((n, v) => n + v.size, 0),
+      );
     } catch (err) {
-      return { volumeRefs, volumeOps, buildFailure: `Build of instance ${serverId} aborted: ${(err as Error).message}` };
+      return {
+        volumeRefs,
+        volumeOps,
+        buildFailure: `Build of instance ${serverId} aborted: ${(err as Error).message}`,
+      };
     }
     for (const c of toCreate) {
       const image = c.imageId ? await ctx.repos.images.find(c.imageId) : undefined;

@@ -49,13 +49,18 @@ export class ServerLifecycle {
       const action = t.action as ServerAction;
       switch (action) {
         case 'build':
-          await this.ctx.store.commit(t.detail !== undefined ? await this.failOps(row, t.detail) : await this.activateOps(row));
+          await this.ctx.store.commit(
+            t.detail !== undefined ? await this.failOps(row, t.detail) : await this.activateOps(row),
+          );
           return;
         case 'delete':
           await this.ctx.store.commit(await this.deleteOps(row));
           return;
         case 'stop':
-          await this.ctx.repos.servers.update(row, this.settled(row.rec, 'SHUTOFF', 'stopped', POWER.SHUTDOWN));
+          await this.ctx.repos.servers.update(
+            row,
+            this.settled(row.rec, 'SHUTOFF', 'stopped', POWER.SHUTDOWN),
+          );
           return;
         case 'start':
         case 'reboot':
@@ -68,7 +73,15 @@ export class ServerLifecycle {
   }
 
   private settled(rec: Server, status: string, vmState: string, power: number): Server {
-    return { ...rec, status, vm_state: vmState, power_state: power, task_state: null, transition: null, updated_at: nowIso(this.ctx) };
+    return {
+      ...rec,
+      status,
+      vm_state: vmState,
+      power_state: power,
+      task_state: null,
+      transition: null,
+      updated_at: nowIso(this.ctx),
+    };
   }
 
   private async activateOps(row: Row<Server>): Promise<WriteOp[]> {
@@ -77,12 +90,24 @@ export class ServerLifecycle {
     for (const ref of row.rec.ports) {
       const port = await this.ctx.repos.ports.find(ref.port_id);
       if (!port) continue;
-      const rec = { ...port.rec, binding_host_id: row.rec.host, status: 'ACTIVE', updated_at: now, revision_number: port.rec.revision_number + 1 };
+      const rec = {
+        ...port.rec,
+        binding_host_id: row.rec.host,
+        status: 'ACTIVE',
+        updated_at: now,
+        revision_number: port.rec.revision_number + 1,
+      };
       ops.push(this.ctx.repos.ports.updateOp(port, rec, portLabels(rec)));
     }
     for (const ref of row.rec.volumes) {
       const v = await this.ctx.repos.volumes.find(ref.volume_id);
-      if (v) ops.push(this.ctx.repos.volumes.updateOp(v, { ...this.vol.attached(v.rec, row.id, ref.device), transition: null }));
+      if (v)
+        ops.push(
+          this.ctx.repos.volumes.updateOp(v, {
+            ...this.vol.attached(v.rec, row.id, ref.device),
+            transition: null,
+          }),
+        );
     }
     ops.push(
       this.ctx.repos.servers.updateOp(row, {
@@ -123,7 +148,15 @@ export class ServerLifecycle {
       if (!port) continue;
       if (ref.created_by_nova) ops.push(...(await this.net.deletePortOps(port)));
       else {
-        const rec = { ...port.rec, device_id: '', device_owner: '', binding_host_id: '', status: 'DOWN', updated_at: now, revision_number: port.rec.revision_number + 1 };
+        const rec = {
+          ...port.rec,
+          device_id: '',
+          device_owner: '',
+          binding_host_id: '',
+          status: 'DOWN',
+          updated_at: now,
+          revision_number: port.rec.revision_number + 1,
+        };
         ops.push(this.ctx.repos.ports.updateOp(port, rec, portLabels(rec)));
       }
     }

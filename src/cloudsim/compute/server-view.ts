@@ -11,7 +11,11 @@ const PROGRESS_STATUSES = new Set(['ACTIVE', 'BUILD', 'REBUILD', 'RESIZE', 'VERI
 
 /** Nova's `hostId`: a per-project hash of the host, so tenants can tell co-location without learning host names. */
 export function hostId(project: string, host: string): string {
-  return host ? createHash('sha224').update(project + host).digest('hex') : '';
+  return host
+    ? createHash('sha224')
+        .update(project + host)
+        .digest('hex')
+    : '';
 }
 
 /** `addresses` of a server: its ports' fixed IPs per network name, plus their floating IPs. */
@@ -24,11 +28,21 @@ export async function serverAddresses(ctx: CloudContext, s: Server): Promise<Rec
     const name = net?.rec.name ?? port.rec.network_id;
     const list = (out[name] ??= []);
     for (const f of port.rec.fixed_ips) {
-      list.push({ version: 4, addr: f.ip_address, 'OS-EXT-IPS:type': 'fixed', 'OS-EXT-IPS-MAC:mac_addr': port.rec.mac_address });
+      list.push({
+        version: 4,
+        addr: f.ip_address,
+        'OS-EXT-IPS:type': 'fixed',
+        'OS-EXT-IPS-MAC:mac_addr': port.rec.mac_address,
+      });
     }
     if (ctx.repos.floatingIps) {
       for (const fip of await ctx.repos.floatingIps.list({ labels: { port_id: port.id } })) {
-        list.push({ version: 4, addr: fip.rec.floating_ip_address, 'OS-EXT-IPS:type': 'floating', 'OS-EXT-IPS-MAC:mac_addr': port.rec.mac_address });
+        list.push({
+          version: 4,
+          addr: fip.rec.floating_ip_address,
+          'OS-EXT-IPS:type': 'floating',
+          'OS-EXT-IPS-MAC:mac_addr': port.rec.mac_address,
+        });
       }
     }
   }
@@ -41,7 +55,12 @@ export function serverBrief(req: FastifyRequest, row: Row<Server>): Record<strin
 }
 
 /** Nova's full server view at the request's microversion. */
-export async function serverView(ctx: CloudContext, req: FastifyRequest, caller: Caller, row: Row<Server>): Promise<Record<string, unknown>> {
+export async function serverView(
+  ctx: CloudContext,
+  req: FastifyRequest,
+  caller: Caller,
+  row: Row<Server>,
+): Promise<Record<string, unknown>> {
   const s = row.rec;
   const minor = minorOf(req);
   const admin = caller.isAdmin;

@@ -2,7 +2,17 @@ import type { FastifyRequest } from 'fastify';
 import { z } from 'zod';
 import { ConflictError, InputError, NotFoundError } from '../../domain/index.ts';
 import { nowIso, type CloudContext } from '../core/context.ts';
-import { baseUrl, bodyOf, callerOf, p, parseBool, q, qAll, type Caller, type ServiceRoutes } from '../core/http.ts';
+import {
+  baseUrl,
+  bodyOf,
+  callerOf,
+  p,
+  parseBool,
+  q,
+  qAll,
+  type Caller,
+  type ServiceRoutes,
+} from '../core/http.ts';
 import { minorOf } from '../core/microversion.ts';
 import type { Server } from '../core/records.ts';
 import type { Row } from '../core/repo.ts';
@@ -18,7 +28,9 @@ export function serverNotFound(id: string): NotFoundError {
 
 /** Find a server as the caller may see it (admins: any project), applying a due transition first. */
 export async function loadServer(ctx: CloudContext, caller: Caller, id: string): Promise<Row<Server>> {
-  let row = caller.isAdmin ? await ctx.repos.servers.find(id) : await ctx.repos.servers.get(caller.project, id);
+  let row = caller.isAdmin
+    ? await ctx.repos.servers.find(id)
+    : await ctx.repos.servers.get(caller.project, id);
   if (row) row = await ctx.transitions.settle(ctx.repos.servers, row);
   if (!row) throw serverNotFound(id);
   return row;
@@ -38,17 +50,30 @@ const ServerUpdate = z.object({
 });
 
 function tagList(req: FastifyRequest, name: string): string[] {
-  return qAll(req, name).flatMap((s) => s.split(',')).filter((s) => s !== '');
+  return qAll(req, name)
+    .flatMap((s) => s.split(','))
+    .filter((s) => s !== '');
 }
 
-export function registerServerRoutes(r: ServiceRoutes, ctx: CloudContext, creator: ServerCreator, life: ServerLifecycle): void {
+export function registerServerRoutes(
+  r: ServiceRoutes,
+  ctx: CloudContext,
+  creator: ServerCreator,
+  life: ServerLifecycle,
+): void {
   const repos = ctx.repos;
 
   async function listServers(req: FastifyRequest): Promise<Row<Server>[]> {
     const caller = callerOf(req);
-    const allTenants = caller.isAdmin && q(req, 'all_tenants') !== undefined && parseBool(q(req, 'all_tenants') || 'true') !== false;
+    const allTenants =
+      caller.isAdmin &&
+      q(req, 'all_tenants') !== undefined &&
+      parseBool(q(req, 'all_tenants') || 'true') !== false;
     const projectFilter = caller.isAdmin ? (q(req, 'project_id') ?? q(req, 'tenant_id')) : undefined;
-    let rows = allTenants || projectFilter ? await repos.servers.list(projectFilter ? { project: projectFilter } : {}) : await repos.servers.list({ project: caller.project });
+    let rows =
+      allTenants || projectFilter
+        ? await repos.servers.list(projectFilter ? { project: projectFilter } : {})
+        : await repos.servers.list({ project: caller.project });
     rows = await ctx.transitions.settleAll(repos.servers, rows);
     const name = q(req, 'name');
     if (name !== undefined) {
@@ -67,13 +92,18 @@ export function registerServerRoutes(r: ServiceRoutes, ctx: CloudContext, creato
     const flavor = q(req, 'flavor');
     if (flavor !== undefined) rows = rows.filter((s) => s.rec.flavor.id === flavor.split('/').pop());
     const az = q(req, 'availability_zone');
-    if (az !== undefined && (caller.isAdmin || minorOf(req) >= 83)) rows = rows.filter((s) => s.rec.availability_zone === az);
+    if (az !== undefined && (caller.isAdmin || minorOf(req) >= 83))
+      rows = rows.filter((s) => s.rec.availability_zone === az);
     const keyName = q(req, 'key_name');
-    if (keyName !== undefined && (caller.isAdmin || minorOf(req) >= 83)) rows = rows.filter((s) => s.rec.key_name === keyName);
+    if (keyName !== undefined && (caller.isAdmin || minorOf(req) >= 83))
+      rows = rows.filter((s) => s.rec.key_name === keyName);
     const since = q(req, 'changes-since');
     if (since !== undefined) {
       const t = Date.parse(since);
-      if (Number.isNaN(t)) throw new InputError(`Invalid input for field/attribute changes-since. Value: ${since}. '${since}' is not a 'date-time'`);
+      if (Number.isNaN(t))
+        throw new InputError(
+          `Invalid input for field/attribute changes-since. Value: ${since}. '${since}' is not a 'date-time'`,
+        );
       rows = rows.filter((s) => Date.parse(s.rec.updated_at) >= t);
     }
     const ip = q(req, 'ip');
@@ -100,7 +130,8 @@ export function registerServerRoutes(r: ServiceRoutes, ctx: CloudContext, creato
     if (notAll.length) rows = rows.filter((s) => !notAll.every((t) => s.rec.tags.includes(t)));
     if (notAny.length) rows = rows.filter((s) => !notAny.some((t) => s.rec.tags.includes(t)));
     const locked = q(req, 'locked');
-    if (locked !== undefined && minorOf(req) >= 73) rows = rows.filter((s) => s.rec.locked === parseBool(locked));
+    if (locked !== undefined && minorOf(req) >= 73)
+      rows = rows.filter((s) => s.rec.locked === parseBool(locked));
 
     const sortKey = q(req, 'sort_key') ?? 'created_at';
     const dir = (q(req, 'sort_dir') ?? 'desc') === 'asc' ? 1 : -1;
@@ -136,10 +167,17 @@ export function registerServerRoutes(r: ServiceRoutes, ctx: CloudContext, creato
     return rows;
   }
 
-  function page(req: FastifyRequest, rows: Row<Server>[], detail: boolean): { rows: Row<Server>[]; links?: unknown[] } {
+  function page(
+    req: FastifyRequest,
+    rows: Row<Server>[],
+    detail: boolean,
+  ): { rows: Row<Server>[]; links?: unknown[] } {
     const limitText = q(req, 'limit');
     const limit = Math.min(limitText !== undefined ? Number(limitText) : 1000, 1000);
-    if (!Number.isInteger(limit) || limit < 0) throw new InputError(`Invalid input for query parameters limit. Value: ${limitText ?? ''}. '${limitText ?? ''}' does not match '^[0-9]*$'`);
+    if (!Number.isInteger(limit) || limit < 0)
+      throw new InputError(
+        `Invalid input for query parameters limit. Value: ${limitText ?? ''}. '${limitText ?? ''}' does not match '^[0-9]*$'`,
+      );
     if (rows.length <= limit && limitText === undefined) return { rows };
     const pageRows = rows.slice(0, limit);
     if (pageRows.length < limit || pageRows.length === 0) return { rows: pageRows };
@@ -179,7 +217,9 @@ export function registerServerRoutes(r: ServiceRoutes, ctx: CloudContext, creato
         id: row.id,
         links,
         'OS-DCF:diskConfig': 'MANUAL',
-        ...(row.rec.ports.length > 0 ? { security_groups: row.rec.security_groups.map((name) => ({ name })) } : {}),
+        ...(row.rec.ports.length > 0
+          ? { security_groups: row.rec.security_groups.map((name) => ({ name })) }
+          : {}),
         adminPass,
       },
     };
@@ -188,7 +228,10 @@ export function registerServerRoutes(r: ServiceRoutes, ctx: CloudContext, creato
   r.put('/servers/:id', 'servers.update', async (req) => {
     const caller = callerOf(req);
     const b = parseNovaBody(bodyOf(req), 'server', ServerUpdate);
-    if (b.description !== undefined && minorOf(req) < 19) throw new InputError(`Invalid input for field/attribute server. Additional properties are not allowed ('description' was unexpected)`);
+    if (b.description !== undefined && minorOf(req) < 19)
+      throw new InputError(
+        `Invalid input for field/attribute server. Additional properties are not allowed ('description' was unexpected)`,
+      );
     const server = await loadServer(ctx, caller, p(req, 'id'));
     const row = await repos.servers.mutate(
       server.project,
@@ -213,7 +256,9 @@ export function registerServerRoutes(r: ServiceRoutes, ctx: CloudContext, creato
     if (server.rec.locked && !caller.isAdmin) throw new ConflictError(`Instance ${server.id} is locked`);
     if (server.rec.transition?.action !== 'delete') {
       const row = await repos.servers.mutate(server.project, server.id, (cur) =>
-        cur.rec.transition?.action === 'delete' ? undefined : life.begin({ ...cur.rec, task_state: 'deleting' }, 'delete', 0.5),
+        cur.rec.transition?.action === 'delete'
+          ? undefined
+          : life.begin({ ...cur.rec, task_state: 'deleting' }, 'delete', 0.5),
       );
       life.schedule(row);
     }
@@ -245,17 +290,37 @@ export function registerServerRoutes(r: ServiceRoutes, ctx: CloudContext, creato
         return start({ ...s, task_state: 'powering-on' }, 'start');
       case 'reboot': {
         const type = String((body.reboot as { type?: string } | null)?.type ?? '').toUpperCase();
-        if (type !== 'SOFT' && type !== 'HARD') throw new InputError(`Invalid input for field/attribute type. Value: ${type}. '${type}' is not one of ['HARD', 'Hard', 'hard', 'SOFT', 'Soft', 'soft']`);
+        if (type !== 'SOFT' && type !== 'HARD')
+          throw new InputError(
+            `Invalid input for field/attribute type. Value: ${type}. '${type}' is not one of ['HARD', 'Hard', 'hard', 'SOFT', 'Soft', 'soft']`,
+          );
         guard(type === 'SOFT' ? ['active'] : ['active', 'stopped', 'error'], 'reboot');
-        return start({ ...s, status: type === 'SOFT' ? 'REBOOT' : 'HARD_REBOOT', task_state: type === 'SOFT' ? 'rebooting' : 'rebooting_hard' }, 'reboot');
+        return start(
+          {
+            ...s,
+            status: type === 'SOFT' ? 'REBOOT' : 'HARD_REBOOT',
+            task_state: type === 'SOFT' ? 'rebooting' : 'rebooting_hard',
+          },
+          'reboot',
+        );
       }
       case 'lock': {
         const reason = (body.lock as { locked_reason?: string } | null)?.locked_reason ?? null;
-        await repos.servers.mutate(server.project, server.id, (cur) => ({ ...cur.rec, locked: true, locked_reason: reason, updated_at: nowIso(ctx) }));
+        await repos.servers.mutate(server.project, server.id, (cur) => ({
+          ...cur.rec,
+          locked: true,
+          locked_reason: reason,
+          updated_at: nowIso(ctx),
+        }));
         return reply.code(202).send();
       }
       case 'unlock':
-        await repos.servers.mutate(server.project, server.id, (cur) => ({ ...cur.rec, locked: false, locked_reason: null, updated_at: nowIso(ctx) }));
+        await repos.servers.mutate(server.project, server.id, (cur) => ({
+          ...cur.rec,
+          locked: false,
+          locked_reason: null,
+          updated_at: nowIso(ctx),
+        }));
         return reply.code(202).send();
       case 'os-getConsoleOutput': {
         const lines = [
@@ -264,7 +329,9 @@ export function registerServerRoutes(r: ServiceRoutes, ctx: CloudContext, creato
           `cloud-init[842]: ci-info: ${s.hostname} is up`,
           s.status === 'ACTIVE' ? `${s.hostname} login:` : `${s.hostname}: instance is ${s.status}`,
         ];
-        const length = Number((body['os-getConsoleOutput'] as { length?: number | string } | null)?.length ?? -1);
+        const length = Number(
+          (body['os-getConsoleOutput'] as { length?: number | string } | null)?.length ?? -1,
+        );
         return { output: (length > 0 ? lines.slice(-length) : lines).join('\n') + '\n' };
       }
       case 'addSecurityGroup':
@@ -275,16 +342,26 @@ export function registerServerRoutes(r: ServiceRoutes, ctx: CloudContext, creato
         if (!sg) throw new NotFoundError(`Security group ${name} not found.`);
         if (s.ports.length === 0) throw new InputError('No network interfaces attached to the server.');
         const adding = action === 'addSecurityGroup';
-        if (!adding && !s.security_groups.includes(sg.rec.name)) throw new NotFoundError(`Security group ${name} not associated with the instance ${s.id}`);
+        if (!adding && !s.security_groups.includes(sg.rec.name))
+          throw new NotFoundError(`Security group ${name} not associated with the instance ${s.id}`);
         for (const ref of s.ports) {
           const port = await repos.ports.find(ref.port_id);
           if (!port) continue;
-          const sgs = adding ? [...new Set([...port.rec.security_groups, sg.id])] : port.rec.security_groups.filter((x) => x !== sg.id);
-          await repos.ports.update(port, { ...port.rec, security_groups: sgs, updated_at: nowIso(ctx), revision_number: port.rec.revision_number + 1 });
+          const sgs = adding
+            ? [...new Set([...port.rec.security_groups, sg.id])]
+            : port.rec.security_groups.filter((x) => x !== sg.id);
+          await repos.ports.update(port, {
+            ...port.rec,
+            security_groups: sgs,
+            updated_at: nowIso(ctx),
+            revision_number: port.rec.revision_number + 1,
+          });
         }
         await repos.servers.mutate(server.project, server.id, (cur) => ({
           ...cur.rec,
-          security_groups: adding ? [...new Set([...cur.rec.security_groups, sg.rec.name])] : cur.rec.security_groups.filter((x) => x !== sg.rec.name),
+          security_groups: adding
+            ? [...new Set([...cur.rec.security_groups, sg.rec.name])]
+            : cur.rec.security_groups.filter((x) => x !== sg.rec.name),
           updated_at: nowIso(ctx),
         }));
         return reply.code(202).send();

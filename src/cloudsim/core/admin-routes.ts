@@ -15,7 +15,8 @@ export function adminRoutes(ctx: CloudContext) {
     app.setNotFoundHandler(cloudNotFoundHandler('admin'));
     app.addHook('onRequest', authHook(ctx));
     app.addHook('preHandler', async (req) => {
-      if (!callerOf(req).isAdmin) throw new NotAllowedError('The embedded cloud admin API requires the admin role.');
+      if (!callerOf(req).isAdmin)
+        throw new NotAllowedError('The embedded cloud admin API requires the admin role.');
     });
 
     app.get('/_inventory', async (req) => buildInventory(ctx.store, q(req, 'project_id')));

@@ -24,7 +24,14 @@ export class Blobs {
     const ops: WriteOp[] = [];
     let n = 0;
     for (let off = 0; off < data.length || n === 0; off += CHUNK) {
-      ops.push(this.repos.blobChunks.createOp(project, `${id}.${n}`, { data: data.subarray(off, off + CHUNK).toString('base64') }, { uid: null, labels: { blob: id } }));
+      ops.push(
+        this.repos.blobChunks.createOp(
+          project,
+          `${id}.${n}`,
+          { data: data.subarray(off, off + CHUNK).toString('base64') },
+          { uid: null, labels: { blob: id } },
+        ),
+      );
       n++;
       if (data.length === 0) break;
     }

@@ -1,5 +1,12 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { InputError, isMagnetarError, MagnetarError, PayloadTooLargeError, type ErrorOptions, type Logger } from '../../domain/index.ts';
+import {
+  InputError,
+  isMagnetarError,
+  MagnetarError,
+  PayloadTooLargeError,
+  type ErrorOptions,
+  type Logger,
+} from '../../domain/index.ts';
 
 /**
  * Errors as each OpenStack service renders them. Handlers throw the domain error classes (or
@@ -100,7 +107,11 @@ export function renderError(
   details?: Record<string, unknown>,
   accept = '',
 ): RenderedError {
-  const json = (body: unknown): RenderedError => ({ status, contentType: 'application/json', body: JSON.stringify(body) });
+  const json = (body: unknown): RenderedError => ({
+    status,
+    contentType: 'application/json',
+    body: JSON.stringify(body),
+  });
   switch (style) {
     case 'nova':
     case 'cinder':
@@ -121,14 +132,23 @@ export function renderError(
       return { status, contentType: 'text/html; charset=UTF-8', body };
     }
     case 'swift':
-      return { status, contentType: 'text/html; charset=UTF-8', body: `<html><h1>${REASONS[status] ?? 'Error'}</h1><p>${escapeHtml(message)}</p></html>` };
+      return {
+        status,
+        contentType: 'text/html; charset=UTF-8',
+        body: `<html><h1>${REASONS[status] ?? 'Error'}</h1><p>${escapeHtml(message)}</p></html>`,
+      };
     case 'admin':
       return json({ error: { code: status, title: REASONS[status] ?? 'Error', message } });
   }
 }
 
 function escapeHtml(s: string): string {
-  return s.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/'/g, '&#x27;').replace(/"/g, '&quot;');
+  return s
+    .replace(/&/g, '&amp;')
+    .replace(/</g, '&lt;')
+    .replace(/>/g, '&gt;')
+    .replace(/'/g, '&#x27;')
+    .replace(/"/g, '&quot;');
 }
 
 const GLANCE_401 =
@@ -137,7 +157,11 @@ const GLANCE_401 =
 /** keystonemiddleware's answer to a missing or invalid token, the same for every service. */
 export function unauthorizedBody(): string {
   return JSON.stringify({
-    error: { code: 401, title: 'Unauthorized', message: 'The request you have made requires authentication.' },
+    error: {
+      code: 401,
+      title: 'Unauthorized',
+      message: 'The request you have made requires authentication.',
+    },
   });
 }
 
@@ -190,7 +214,14 @@ export function cloudErrorHandler(style: ErrorStyle, log: Logger) {
 /** A not-found handler rendering in `style`. */
 export function cloudNotFoundHandler(style: ErrorStyle) {
   return (req: FastifyRequest, reply: FastifyReply): FastifyReply => {
-    const r = renderError(style, 404, 'The resource could not be found.', undefined, undefined, String(req.headers.accept ?? ''));
+    const r = renderError(
+      style,
+      404,
+      'The resource could not be found.',
+      undefined,
+      undefined,
+      String(req.headers.accept ?? ''),
+    );
     return reply.code(404).type(r.contentType).send(r.body);
   };
 }

@@ -2,7 +2,14 @@ import { z } from 'zod';
 import { InputError } from '../../domain/index.ts';
 
 /** The services of the embedded cloud, as named in fault rules and operation names. */
-export const SERVICE_NAMES = ['compute', 'network', 'load-balancer', 'volume', 'image', 'object-store'] as const;
+export const SERVICE_NAMES = [
+  'compute',
+  'network',
+  'load-balancer',
+  'volume',
+  'image',
+  'object-store',
+] as const;
 export type ServiceName = (typeof SERVICE_NAMES)[number];
 
 /**
@@ -14,7 +21,11 @@ export type ServiceName = (typeof SERVICE_NAMES)[number];
  *   `provisioning_status: ERROR`, a volume `error`.
  */
 export const FaultFailureSchema = z.discriminatedUnion('type', [
-  z.object({ type: z.literal('http'), status: z.number().int().min(400).max(599), message: z.string().optional() }),
+  z.object({
+    type: z.literal('http'),
+    status: z.number().int().min(400).max(599),
+    message: z.string().optional(),
+  }),
   z.object({ type: z.literal('quota'), resource: z.string().optional() }),
   z.object({ type: z.literal('error-state'), message: z.string().optional() }),
 ]);
@@ -108,13 +119,19 @@ export class FaultInjector {
   /** Add a rule; InputError when it is malformed or targets no known operation. */
   add(input: FaultRuleInput): FaultRule {
     const parsed = FaultRuleInputSchema.safeParse(input);
-    if (!parsed.success) throw new InputError(`invalid fault rule: ${parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ')}`);
+    if (!parsed.success)
+      throw new InputError(
+        `invalid fault rule: ${parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ')}`,
+      );
     const rule: FaultRule = { ...parsed.data, id: `fault-${++this.seq}`, fired: 0 };
     const op = rule.operation;
     if (op !== undefined && this.known.size > 0 && ![...this.known].some((k) => matches(op, k))) {
-      throw new InputError(`invalid fault rule: no operation matches "${op}"; known operations: ${this.operations().join(', ')}`);
+      throw new InputError(
+        `invalid fault rule: no operation matches "${op}"; known operations: ${this.operations().join(', ')}`,
+      );
     }
-    if (rule.kind === 'error-rate') this.randoms.set(rule.id, rng(rule.seed ?? Math.floor(Math.random() * 2 ** 31)));
+    if (rule.kind === 'error-rate')
+      this.randoms.set(rule.id, rng(rule.seed ?? Math.floor(Math.random() * 2 ** 31)));
     this.rules.push(rule);
     return rule;
   }
@@ -174,7 +191,8 @@ export class FaultInjector {
           break;
         }
         case 'fail':
-          if (out.failure || rule.failure.type === 'error-state' || !matches(rule.operation, operation)) break;
+          if (out.failure || rule.failure.type === 'error-state' || !matches(rule.operation, operation))
+            break;
           rule.fired++;
           out.failure = rule.failure;
           if (rule.fired >= rule.count) this.remove(rule.id);
@@ -187,7 +205,8 @@ export class FaultInjector {
   /** Consume an `error-state` failure for `operation`; returns its message (or '' for the default). */
   takeErrorState(operation: string): string | undefined {
     for (const rule of this.rules) {
-      if (rule.kind !== 'fail' || rule.failure.type !== 'error-state' || !matches(rule.operation, operation)) continue;
+      if (rule.kind !== 'fail' || rule.failure.type !== 'error-state' || !matches(rule.operation, operation))
+        continue;
       rule.fired++;
       if (rule.fired >= rule.count) this.remove(rule.id);
       return rule.failure.message ?? '';

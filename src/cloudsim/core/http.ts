@@ -73,7 +73,13 @@ export class ServiceRoutes {
     private readonly quotaFault: QuotaFault,
   ) {}
 
-  private add(method: 'GET' | 'HEAD' | 'POST' | 'PUT' | 'PATCH' | 'DELETE', url: string, operation: string, handler: Handler, bodyLimit?: number): void {
+  private add(
+    method: 'GET' | 'HEAD' | 'POST' | 'PUT' | 'PATCH' | 'DELETE',
+    url: string,
+    operation: string,
+    handler: Handler,
+    bodyLimit?: number,
+  ): void {
     const op = `${this.service}.${operation}`;
     this.ctx.faults.declareOperation(op);
     this.app.route({
@@ -87,7 +93,10 @@ export class ServiceRoutes {
         if (d.failure) {
           switch (d.failure.type) {
             case 'http':
-              throw new CloudHttpError(d.failure.status, d.failure.message ?? defaultFaultMessage(d.failure.status));
+              throw new CloudHttpError(
+                d.failure.status,
+                d.failure.message ?? defaultFaultMessage(d.failure.status),
+              );
             case 'quota':
               throw this.quotaFault(d.failure.resource, op);
             case 'error-state':

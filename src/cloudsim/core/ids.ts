@@ -99,7 +99,8 @@ export function defaultPools(cidr: Cidr4, gateway: number | undefined): IpRange[
   const first = cidr.prefix >= 31 ? cidr.network : cidr.network + 1;
   const last = cidr.prefix >= 31 ? cidr.last : cidr.last - 1;
   if (last < first) return [];
-  if (gateway === undefined || gateway < first || gateway > last) return [{ start: formatIpv4(first), end: formatIpv4(last) }];
+  if (gateway === undefined || gateway < first || gateway > last)
+    return [{ start: formatIpv4(first), end: formatIpv4(last) }];
   const pools: IpRange[] = [];
   if (gateway > first) pools.push({ start: formatIpv4(first), end: formatIpv4(gateway - 1) });
   if (gateway < last) pools.push({ start: formatIpv4(gateway + 1), end: formatIpv4(last) });

@@ -22,9 +22,18 @@ export interface Inventory {
 
 function item(kind: CloudKind, o: ApiObject): InventoryItem {
   const s = o.spec;
-  const name = typeof s.name === 'string' ? s.name : kind === 'StoredObject' ? `${String(s.container)}/${String(s.name)}` : '';
+  const name =
+    typeof s.name === 'string'
+      ? s.name
+      : kind === 'StoredObject'
+        ? `${String(s.container)}/${String(s.name)}`
+        : '';
   const status =
-    typeof s.provisioning_status === 'string' ? s.provisioning_status : typeof s.status === 'string' ? s.status : undefined;
+    typeof s.provisioning_status === 'string'
+      ? s.provisioning_status
+      : typeof s.status === 'string'
+        ? s.status
+        : undefined;
   const id = typeof s.id === 'string' ? s.id : o.metadata.name;
   return { id, name, ...(status !== undefined ? { status } : {}) };
 }

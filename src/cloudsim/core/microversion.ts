@@ -48,7 +48,10 @@ export function microversionHook(range: MicroversionRange) {
       if (text.toLowerCase() === 'latest') minor = range.maxMinor;
       else {
         const m = /^(\d+)\.(\d+)$/.exec(text);
-        if (!m) throw new InputError(`API Version String ${text} is of invalid format. Must be of format MajorNum.MinorNum.`);
+        if (!m)
+          throw new InputError(
+            `API Version String ${text} is of invalid format. Must be of format MajorNum.MinorNum.`,
+          );
         const major = Number(m[1]);
         minor = Number(m[2]);
         if (major !== range.major || minor < range.minMinor || minor > range.maxMinor) {

@@ -85,11 +85,17 @@ export class Quotas {
 
   /** Projects with overrides in an area. */
   async projectsWithOverrides(area: QuotaArea): Promise<string[]> {
-    return (await this.repos.quotaSets.list()).filter((r) => Object.keys(r.rec[area]).length > 0).map((r) => r.project);
+    return (await this.repos.quotaSets.list())
+      .filter((r) => Object.keys(r.rec[area]).length > 0)
+      .map((r) => r.project);
   }
 
   /** Set limits of a project (only names the area knows are kept). */
-  async set(project: string, area: QuotaArea, values: Record<string, number>): Promise<Record<string, number>> {
+  async set(
+    project: string,
+    area: QuotaArea,
+    values: Record<string, number>,
+  ): Promise<Record<string, number>> {
     const known = Object.fromEntries(Object.entries(values).filter(([k]) => k in this.defaults[area]));
     const row = await this.repos.quotaSets.get(project, QUOTA_ROW);
     if (!row) {
@@ -97,7 +103,10 @@ export class Quotas {
       rec[area] = known;
       await this.repos.quotaSets.create(project, QUOTA_ROW, rec, { uid: null });
     } else {
-      await this.repos.quotaSets.mutate(project, QUOTA_ROW, (r) => ({ ...r.rec, [area]: { ...r.rec[area], ...known } }));
+      await this.repos.quotaSets.mutate(project, QUOTA_ROW, (r) => ({
+        ...r.rec,
+        [area]: { ...r.rec[area], ...known },
+      }));
     }
     return this.limits(project, area);
   }

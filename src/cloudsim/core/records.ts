@@ -11,7 +11,11 @@ const nstr = z.string().nullable();
 const strMap = z.record(z.string(), z.string());
 
 /** A pending asynchronous change, applied at `at` (ms since the epoch, on the injected clock). */
-export const TransitionSchema = z.object({ action: z.string(), at: z.number(), detail: z.string().optional() });
+export const TransitionSchema = z.object({
+  action: z.string(),
+  at: z.number(),
+  detail: z.string().optional(),
+});
 export type Transition = z.infer<typeof TransitionSchema>;
 const transition = TransitionSchema.nullable();
 
@@ -67,7 +71,13 @@ export const ServerSchema = z.object({
   security_groups: z.array(str),
   ports: z.array(z.object({ port_id: str, network_id: str, created_by_nova: z.boolean(), tag: nstr })),
   volumes: z.array(
-    z.object({ volume_id: str, delete_on_termination: z.boolean(), boot_index: z.number().int().nullable(), device: str, tag: nstr }),
+    z.object({
+      volume_id: str,
+      delete_on_termination: z.boolean(),
+      boot_index: z.number().int().nullable(),
+      device: str,
+      tag: nstr,
+    }),
   ),
   config_drive: str,
   hostname: str,
@@ -182,7 +192,12 @@ export const PortSchema = z.object({
 });
 export type Port = z.infer<typeof PortSchema>;
 
-export const IpAllocationSchema = z.object({ subnet_id: str, network_id: str, ip_address: str, port_id: str });
+export const IpAllocationSchema = z.object({
+  subnet_id: str,
+  network_id: str,
+  ip_address: str,
+  port_id: str,
+});
 export type IpAllocation = z.infer<typeof IpAllocationSchema>;
 
 export const RouterSchema = z.object({

@@ -50,7 +50,9 @@ export class Repo<R extends object> {
   }
 
   /** Every row of a project, or of all projects; `labels` filters on equality. */
-  async list(options: { project?: string; labels?: Record<string, string>; limit?: number } = {}): Promise<Row<R>[]> {
+  async list(
+    options: { project?: string; labels?: Record<string, string>; limit?: number } = {},
+  ): Promise<Row<R>[]> {
     const selector = Object.entries(options.labels ?? {}).map(([key, value]) => ({
       key,
       operator: 'In' as const,
@@ -69,7 +71,12 @@ export class Repo<R extends object> {
   }
 
   /** The write that creates a row; `uid` defaults to the id (must then be unique store-wide). */
-  createOp(project: string, id: string, rec: R, options: { labels?: Record<string, string>; uid?: string | null } = {}): WriteOp {
+  createOp(
+    project: string,
+    id: string,
+    rec: R,
+    options: { labels?: Record<string, string>; uid?: string | null } = {},
+  ): WriteOp {
     return {
       op: 'create',
       object: {
@@ -99,10 +106,21 @@ export class Repo<R extends object> {
   }
 
   deleteOp(row: Row<R>): WriteOp {
-    return { op: 'delete', type: this.type, namespace: row.project, name: row.id, options: { uid: row.object.metadata.uid } };
+    return {
+      op: 'delete',
+      type: this.type,
+      namespace: row.project,
+      name: row.id,
+      options: { uid: row.object.metadata.uid },
+    };
   }
 
-  async create(project: string, id: string, rec: R, options: { labels?: Record<string, string>; uid?: string | null } = {}): Promise<Row<R>> {
+  async create(
+    project: string,
+    id: string,
+    rec: R,
+    options: { labels?: Record<string, string>; uid?: string | null } = {},
+  ): Promise<Row<R>> {
     const [o] = await this.store.commit([this.createOp(project, id, rec, options)]);
     return this.row(o!);
   }

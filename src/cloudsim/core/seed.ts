@@ -12,13 +12,33 @@ export const SEED_FLAVORS: readonly Pick<Flavor, 'id' | 'name' | 'vcpus' | 'ram'
 ];
 
 /** Kubernetes node images of the seeded region. */
-export const SEED_IMAGES: readonly { name: string; properties: Record<string, string>; size: number; minDisk: number }[] = [
-  { name: 'fedora-coreos-38', properties: { os_distro: 'fedora-coreos', os_admin_user: 'core', os_version: '38' }, size: 734003200, minDisk: 10 },
-  { name: 'ubuntu-22.04-kube', properties: { os_distro: 'ubuntu', os_admin_user: 'ubuntu', os_version: '22.04' }, size: 681574400, minDisk: 10 },
+export const SEED_IMAGES: readonly {
+  name: string;
+  properties: Record<string, string>;
+  size: number;
+  minDisk: number;
+}[] = [
+  {
+    name: 'fedora-coreos-38',
+    properties: { os_distro: 'fedora-coreos', os_admin_user: 'core', os_version: '38' },
+    size: 734003200,
+    minDisk: 10,
+  },
+  {
+    name: 'ubuntu-22.04-kube',
+    properties: { os_distro: 'ubuntu', os_admin_user: 'ubuntu', os_version: '22.04' },
+    size: 681574400,
+    minDisk: 10,
+  },
 ];
 
 /** The external network and its floating-IP pool. */
-export const SEED_PUBLIC = { network: 'public', subnet: 'public-subnet', cidr: '172.24.4.0/24', gateway: '172.24.4.1' } as const;
+export const SEED_PUBLIC = {
+  network: 'public',
+  subnet: 'public-subnet',
+  cidr: '172.24.4.0/24',
+  gateway: '172.24.4.1',
+} as const;
 
 /**
  * Seed a small public region, idempotently: flavors, node images (public, owned by the admin
@@ -32,7 +52,16 @@ export async function seedRegion(ctx: CloudContext, adminProjectId: string): Pro
     await repos.flavors.create(
       '',
       f.id,
-      { ...f, ephemeral: 0, swap: 0, rxtx_factor: 1, is_public: true, description: null, extra_specs: {}, created_at: now },
+      {
+        ...f,
+        ephemeral: 0,
+        swap: 0,
+        rxtx_factor: 1,
+        is_public: true,
+        description: null,
+        extra_specs: {},
+        created_at: now,
+      },
       { uid: null },
     );
   }

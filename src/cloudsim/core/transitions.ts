@@ -41,10 +41,13 @@ export class TransitionScheduler {
     if (this.closed) return;
     const key = `${kind}/${project}/${id}`;
     this.timers.get(key)?.();
-    const cancel = this.clock.setTimer(() => {
-      this.timers.delete(key);
-      this.fire(kind, project, id);
-    }, Math.max(0, at - this.clock.now()));
+    const cancel = this.clock.setTimer(
+      () => {
+        this.timers.delete(key);
+        this.fire(kind, project, id);
+      },
+      Math.max(0, at - this.clock.now()),
+    );
     this.timers.set(key, cancel);
   }
 

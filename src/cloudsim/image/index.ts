@@ -28,7 +28,16 @@ export function imagePlugin(ctx: CloudContext) {
     app.get('/v2', async (req, reply) => reply.code(300).send(versions(req)));
     await app.register(async (priv) => {
       priv.addHook('onRequest', authHook(ctx));
-      const r = new ServiceRoutes(priv, ctx, 'image', () => new CloudHttpError(413, 'The request returned a 413 Request Entity Too Large. This generally means that rate limiting or a quota threshold was breached.'));
+      const r = new ServiceRoutes(
+        priv,
+        ctx,
+        'image',
+        () =>
+          new CloudHttpError(
+            413,
+            'The request returned a 413 Request Entity Too Large. This generally means that rate limiting or a quota threshold was breached.',
+          ),
+      );
       registerImageRoutes(r, ctx);
     });
   };

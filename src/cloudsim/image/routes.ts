@@ -13,8 +13,35 @@ import { canSeeImage } from './service.ts';
 
 const DISK_FORMATS = ['ami', 'ari', 'aki', 'vhd', 'vhdx', 'vmdk', 'raw', 'qcow2', 'vdi', 'iso', 'ploop'];
 const CONTAINER_FORMATS = ['ami', 'ari', 'aki', 'bare', 'ovf', 'ova', 'docker', 'compressed'];
-const READ_ONLY = ['status', 'size', 'virtual_size', 'checksum', 'os_hash_algo', 'os_hash_value', 'created_at', 'updated_at', 'self', 'file', 'schema', 'direct_url', 'locations'];
-const CORE = new Set(['id', 'name', 'disk_format', 'container_format', 'visibility', 'protected', 'min_disk', 'min_ram', 'tags', 'owner', 'os_hidden', ...READ_ONLY]);
+const READ_ONLY = [
+  'status',
+  'size',
+  'virtual_size',
+  'checksum',
+  'os_hash_algo',
+  'os_hash_value',
+  'created_at',
+  'updated_at',
+  'self',
+  'file',
+  'schema',
+  'direct_url',
+  'locations',
+];
+const CORE = new Set([
+  'id',
+  'name',
+  'disk_format',
+  'container_format',
+  'visibility',
+  'protected',
+  'min_disk',
+  'min_ram',
+  'tags',
+  'owner',
+  'os_hidden',
+  ...READ_ONLY,
+]);
 
 /** Glance v2's image view: core attributes plus custom properties at the top level. */
 export function imageView(row: Row<Image>): Record<string, unknown> {
@@ -62,16 +89,20 @@ function setAttr(rec: Image, caller: Caller, key: string, value: unknown): void 
       rec.name = value;
       return;
     case 'disk_format':
-      if (value !== null && (typeof value !== 'string' || !DISK_FORMATS.includes(value))) throw new InputError(`Invalid disk format '${asText(value)}' for image.`);
+      if (value !== null && (typeof value !== 'string' || !DISK_FORMATS.includes(value)))
+        throw new InputError(`Invalid disk format '${asText(value)}' for image.`);
       rec.disk_format = value;
       return;
     case 'container_format':
-      if (value !== null && (typeof value !== 'string' || !CONTAINER_FORMATS.includes(value))) throw new InputError(`Invalid container format '${asText(value)}' for image.`);
+      if (value !== null && (typeof value !== 'string' || !CONTAINER_FORMATS.includes(value)))
+        throw new InputError(`Invalid container format '${asText(value)}' for image.`);
       rec.container_format = value;
       return;
     case 'visibility':
-      if (value !== 'public' && value !== 'private' && value !== 'shared' && value !== 'community') throw bad();
-      if (value === 'public' && !caller.isAdmin) throw new NotAllowedError('You are not authorized to complete publicize_image action.');
+      if (value !== 'public' && value !== 'private' && value !== 'shared' && value !== 'community')
+        throw bad();
+      if (value === 'public' && !caller.isAdmin)
+        throw new NotAllowedError('You are not authorized to complete publicize_image action.');
       rec.visibility = value;
       return;
     case 'protected':
@@ -93,7 +124,10 @@ function setAttr(rec: Image, caller: Caller, key: string, value: unknown): void 
       rec.owner = value;
       return;
     default:
-      if (typeof value !== 'string' && value !== null) throw new InputError(`Provided object does not match schema 'image': ${JSON.stringify(value)} is not of type 'string'`);
+      if (typeof value !== 'string' && value !== null)
+        throw new InputError(
+          `Provided object does not match schema 'image': ${JSON.stringify(value)} is not of type 'string'`,
+        );
       rec.properties = { ...rec.properties, [key]: value };
   }
 }
@@ -110,7 +144,8 @@ export function registerImageRoutes(r: ServiceRoutes, ctx: CloudContext): void {
     return { caller, row };
   }
   const mayEdit = (caller: Caller, row: Row<Image>) => {
-    if (!caller.isAdmin && row.rec.owner !== caller.project) throw new NotAllowedError('You are not permitted to modify this image.');
+    if (!caller.isAdmin && row.rec.owner !== caller.project)
+      throw new NotAllowedError('You are not permitted to modify this image.');
   };
 
   r.get('/v2/images', 'images.list', async (req) => {
@@ -118,7 +153,8 @@ export function registerImageRoutes(r: ServiceRoutes, ctx: CloudContext): void {
     let rows = (await repos.images.list()).filter((i) => canSeeImage(caller, i));
     const visibility = q(req, 'visibility');
     if (visibility && visibility !== 'all') rows = rows.filter((i) => i.rec.visibility === visibility);
-    else if (!visibility) rows = rows.filter((i) => i.rec.visibility !== 'community' || i.rec.owner === caller.project);
+    else if (!visibility)
+      rows = rows.filter((i) => i.rec.visibility !== 'community' || i.rec.owner === caller.project);
     const query = req.query as Record<string, string | string[]>;
     for (const key of Object.keys(query)) {
       const value = q(req, key)!;
@@ -138,7 +174,14 @@ export function registerImageRoutes(r: ServiceRoutes, ctx: CloudContext): void {
           break;
         }
         case 'name':
-          rows = rows.filter((i) => (value.startsWith('in:') ? value.slice(3).split(',').includes(i.rec.name ?? '') : i.rec.name === value));
+          rows = rows.filter((i) =>
+            value.startsWith('in:')
+              ? value
+                  .slice(3)
+                  .split(',')
+                  .includes(i.rec.name ?? '')
+              : i.rec.name === value,
+          );
           break;
         case 'status':
         case 'owner':
@@ -156,7 +199,9 @@ export function registerImageRoutes(r: ServiceRoutes, ctx: CloudContext): void {
           rows = rows.filter((i) => (i.rec.size ?? 0) <= Number(value));
           break;
         case 'id':
-          rows = rows.filter((i) => (value.startsWith('in:') ? value.slice(3).split(',').includes(i.id) : i.id === value));
+          rows = rows.filter((i) =>
+            value.startsWith('in:') ? value.slice(3).split(',').includes(i.id) : i.id === value,
+          );
           break;
         default:
           rows = rows.filter((i) => asText(i.rec.properties[key]) === value);
@@ -175,7 +220,9 @@ export function registerImageRoutes(r: ServiceRoutes, ctx: CloudContext): void {
       return typeof v === 'number' ? v : asText(v);
     };
     const sign = dir === 'asc' ? 1 : -1;
-    rows.sort((a, b) => (val(a.rec) < val(b.rec) ? -sign : val(a.rec) > val(b.rec) ? sign : a.id < b.id ? sign : -sign));
+    rows.sort((a, b) =>
+      val(a.rec) < val(b.rec) ? -sign : val(a.rec) > val(b.rec) ? sign : a.id < b.id ? sign : -sign,
+    );
     const marker = q(req, 'marker');
     if (marker !== undefined) {
       const i = rows.findIndex((x) => x.id === marker);
@@ -185,10 +232,15 @@ export function registerImageRoutes(r: ServiceRoutes, ctx: CloudContext): void {
     const limitText = q(req, 'limit');
     const limit = Math.min(limitText !== undefined ? Number(limitText) : 25, 1000);
     if (!Number.isInteger(limit) || limit < 0) throw new InputError('limit param must be an integer');
-    const body: Record<string, unknown> = { images: rows.slice(0, limit).map(imageView), first: '/v2/images', schema: '/v2/schemas/images' };
+    const body: Record<string, unknown> = {
+      images: rows.slice(0, limit).map(imageView),
+      first: '/v2/images',
+      schema: '/v2/schemas/images',
+    };
     if (rows.length > limit && limit > 0) {
       const params = new URLSearchParams();
-      for (const [k, v] of Object.entries(query)) if (k !== 'marker') for (const x of Array.isArray(v) ? v : [v]) params.append(k, x);
+      for (const [k, v] of Object.entries(query))
+        if (k !== 'marker') for (const x of Array.isArray(v) ? v : [v]) params.append(k, x);
       params.set('marker', rows[limit - 1]!.id);
       body.next = `/v2/images?${params.toString()}`;
     }
@@ -200,10 +252,15 @@ export function registerImageRoutes(r: ServiceRoutes, ctx: CloudContext): void {
   r.post('/v2/images', 'images.create', async (req, reply) => {
     const caller = callerOf(req);
     const body = req.body;
-    if (!body || typeof body !== 'object' || Array.isArray(body)) throw new InputError('Request body must be a JSON object');
+    if (!body || typeof body !== 'object' || Array.isArray(body))
+      throw new InputError('Request body must be a JSON object');
     const b = body as Record<string, unknown>;
     const id = typeof b.id === 'string' ? b.id : newId();
-    if (typeof b.id === 'string' && !/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i.test(b.id)) throw new InputError(`id: '${b.id}' is not a valid UUID`);
+    if (
+      typeof b.id === 'string' &&
+      !/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i.test(b.id)
+    )
+      throw new InputError(`id: '${b.id}' is not a valid UUID`);
     if (await repos.images.find(id)) throw new ConflictError(`Image with identifier ${id} already exists!`);
     const now = nowIso(ctx);
     const rec: Image = {
@@ -237,9 +294,16 @@ export function registerImageRoutes(r: ServiceRoutes, ctx: CloudContext): void {
     const { caller, row } = await load(req);
     mayEdit(caller, row);
     const raw = req.body;
-    const text = Buffer.isBuffer(raw) ? raw.toString('utf8') : typeof raw === 'string' ? raw : JSON.stringify(raw);
+    const text = Buffer.isBuffer(raw)
+      ? raw.toString('utf8')
+      : typeof raw === 'string'
+        ? raw
+        : JSON.stringify(raw);
     const ct = String(req.headers['content-type'] ?? '');
-    if (!ct.startsWith('application/openstack-images-v2.1-json-patch') && !ct.startsWith('application/openstack-images-v2.0-json-patch')) {
+    if (
+      !ct.startsWith('application/openstack-images-v2.1-json-patch') &&
+      !ct.startsWith('application/openstack-images-v2.0-json-patch')
+    ) {
       throw new CloudHttpError(415, `Unsupported Content-Type`);
     }
     let ops: unknown;
@@ -248,7 +312,15 @@ export function registerImageRoutes(r: ServiceRoutes, ctx: CloudContext): void {
     } catch {
       throw new InputError('Malformed JSON in request body.');
     }
-    const parsed = z.array(z.object({ op: z.enum(['add', 'replace', 'remove']), path: z.string(), value: z.unknown().optional() })).safeParse(ops);
+    const parsed = z
+      .array(
+        z.object({
+          op: z.enum(['add', 'replace', 'remove']),
+          path: z.string(),
+          value: z.unknown().optional(),
+        }),
+      )
+      .safeParse(ops);
     if (!parsed.success) throw new InputError('Request body must be a JSON array of operation objects.');
     const next = await repos.images.mutate(row.project, row.id, (cur) => {
       const rec: Image = { ...cur.rec, properties: { ...cur.rec.properties }, updated_at: nowIso(ctx) };
@@ -269,15 +341,21 @@ export function registerImageRoutes(r: ServiceRoutes, ctx: CloudContext): void {
     const { caller, row } = await load(req);
     mayEdit(caller, row);
     if (row.rec.protected) throw new NotAllowedError(`Image ${row.id} is protected and cannot be deleted.`);
-    await ctx.store.commit([...(row.rec.blob ? await blobs.deleteOps(row.project, row.rec.blob) : []), repos.images.deleteOp(row)]);
+    await ctx.store.commit([
+      ...(row.rec.blob ? await blobs.deleteOps(row.project, row.rec.blob) : []),
+      repos.images.deleteOp(row),
+    ]);
     return reply.code(204).send();
   });
 
   const upload = async (req: FastifyRequest, reply: FastifyReply) => {
     const { caller, row } = await load(req);
     mayEdit(caller, row);
-    if (row.rec.status !== 'queued') throw new ConflictError(`Image status transition from ${row.rec.status} to saving is not allowed`);
-    const data = Buffer.isBuffer(req.body) ? req.body : Buffer.from(typeof req.body === 'string' ? req.body : '');
+    if (row.rec.status !== 'queued')
+      throw new ConflictError(`Image status transition from ${row.rec.status} to saving is not allowed`);
+    const data = Buffer.isBuffer(req.body)
+      ? req.body
+      : Buffer.from(typeof req.body === 'string' ? req.body : '');
     const { ref, ops } = blobs.writeOps(row.project, data);
     const rec: Image = {
       ...row.rec,
@@ -309,14 +387,22 @@ export function registerImageRoutes(r: ServiceRoutes, ctx: CloudContext): void {
   r.put('/v2/images/:id/tags/:tag', 'images.tags.add', async (req, reply) => {
     const { caller, row } = await load(req);
     mayEdit(caller, row);
-    await repos.images.mutate(row.project, row.id, (cur) => (cur.rec.tags.includes(p(req, 'tag')) ? undefined : { ...cur.rec, tags: [...cur.rec.tags, p(req, 'tag')], updated_at: nowIso(ctx) }));
+    await repos.images.mutate(row.project, row.id, (cur) =>
+      cur.rec.tags.includes(p(req, 'tag'))
+        ? undefined
+        : { ...cur.rec, tags: [...cur.rec.tags, p(req, 'tag')], updated_at: nowIso(ctx) },
+    );
     return reply.code(204).send();
   });
   r.delete('/v2/images/:id/tags/:tag', 'images.tags.remove', async (req, reply) => {
     const { caller, row } = await load(req);
     mayEdit(caller, row);
     if (!row.rec.tags.includes(p(req, 'tag'))) throw new NotFoundError(`Tag ${p(req, 'tag')} not found`);
-    await repos.images.mutate(row.project, row.id, (cur) => ({ ...cur.rec, tags: cur.rec.tags.filter((t) => t !== p(req, 'tag')), updated_at: nowIso(ctx) }));
+    await repos.images.mutate(row.project, row.id, (cur) => ({
+      ...cur.rec,
+      tags: cur.rec.tags.filter((t) => t !== p(req, 'tag')),
+      updated_at: nowIso(ctx),
+    }));
     return reply.code(204).send();
   });
   r.get('/v2/images/:id/members', 'images.members.list', async (req) => {
@@ -327,13 +413,24 @@ export function registerImageRoutes(r: ServiceRoutes, ctx: CloudContext): void {
   r.get('/v2/schemas/image', 'schemas.image', async () => imageSchema());
   r.get('/v2/schemas/images', 'schemas.images', async () => ({
     name: 'images',
-    properties: { images: { type: 'array', items: imageSchema() }, schema: { type: 'string' }, first: { type: 'string' }, next: { type: 'string' } },
-    links: [{ rel: 'first', href: '{first}' }, { rel: 'next', href: '{next}' }, { rel: 'describedby', href: '{schema}' }],
+    properties: {
+      images: { type: 'array', items: imageSchema() },
+      schema: { type: 'string' },
+      first: { type: 'string' },
+      next: { type: 'string' },
+    },
+    links: [
+      { rel: 'first', href: '{first}' },
+      { rel: 'next', href: '{next}' },
+      { rel: 'describedby', href: '{schema}' },
+    ],
   }));
   r.get('/v2/info/import', 'info.import', async () => ({
     'import-methods': { description: 'Import methods available.', type: 'array', value: ['glance-direct'] },
   }));
-  r.get('/v2/info/stores', 'info.stores', async () => ({ stores: [{ id: 'file', default: true, description: 'Embedded cloud store' }] }));
+  r.get('/v2/info/stores', 'info.stores', async () => ({
+    stores: [{ id: 'file', default: true, description: 'Embedded cloud store' }],
+  }));
 }
 
 function imageSchema() {
@@ -342,7 +439,9 @@ function imageSchema() {
     name: 'image',
     additionalProperties: { type: 'string' },
     properties: {
-      id: s('string', { pattern: '^([0-9a-fA-F]){8}-([0-9a-fA-F]){4}-([0-9a-fA-F]){4}-([0-9a-fA-F]){4}-([0-9a-fA-F]){12}$' }),
+      id: s('string', {
+        pattern: '^([0-9a-fA-F]){8}-([0-9a-fA-F]){4}-([0-9a-fA-F]){4}-([0-9a-fA-F]){4}-([0-9a-fA-F]){12}$',
+      }),
       name: s(['null', 'string'], { maxLength: 255 }),
       visibility: s('string', { enum: ['community', 'public', 'private', 'shared'] }),
       protected: s('boolean'),
@@ -358,7 +457,20 @@ function imageSchema() {
       created_at: s('string', { readOnly: true }),
       updated_at: s('string', { readOnly: true }),
       tags: s('array', { items: { type: 'string', maxLength: 255 } }),
-      status: s('string', { readOnly: true, enum: ['queued', 'saving', 'active', 'killed', 'deleted', 'uploading', 'importing', 'pending_delete', 'deactivated'] }),
+      status: s('string', {
+        readOnly: true,
+        enum: [
+          'queued',
+          'saving',
+          'active',
+          'killed',
+          'deleted',
+          'uploading',
+          'importing',
+          'pending_delete',
+          'deactivated',
+        ],
+      }),
       min_ram: s('integer'),
       min_disk: s('integer'),
       self: s('string', { readOnly: true }),
@@ -368,6 +480,10 @@ function imageSchema() {
       os_admin_user: s('string'),
       os_version: s('string'),
     },
-    links: [{ rel: 'self', href: '{self}' }, { rel: 'enclosure', href: '{file}' }, { rel: 'describedby', href: '{schema}' }],
+    links: [
+      { rel: 'self', href: '{self}' },
+      { rel: 'enclosure', href: '{file}' },
+      { rel: 'describedby', href: '{schema}' },
+    ],
   };
 }

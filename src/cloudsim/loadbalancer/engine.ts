@@ -9,12 +9,20 @@ import type { NetworkService } from '../network/index.ts';
 /** Octavia's errors. */
 export const octaviaErrors = {
   notFound: (resource: string, id: string) => new NotFoundError(`${resource} ${id} not found.`),
-  immutable: (resource: string, id: string) => new ConflictError(`${resource} ${id} is immutable and cannot be updated.`, { code: 'ImmutableObject' }),
-  pendingState: (state: string, id: string) => new ConflictError(`Invalid state ${state} of loadbalancer resource ${id}`, { code: 'LBPendingStateError' }),
-  validation: (detail: string) => new InputError(`Validation failure: ${detail}`, { code: 'ValidationException' }),
-  quota: (resource: string) => new NotAllowedError(`Quota has been met for resources: ${resource}`, { code: 'QuotaException' }),
-  subresource: (resource: string, id: string) => new InputError(`${resource} ${id} not found.`, { code: 'InvalidSubresource' }),
-  invalidOption: (value: string, option: string) => new InputError(`${value} is not a valid option for ${option}`, { code: 'InvalidOption' }),
+  immutable: (resource: string, id: string) =>
+    new ConflictError(`${resource} ${id} is immutable and cannot be updated.`, { code: 'ImmutableObject' }),
+  pendingState: (state: string, id: string) =>
+    new ConflictError(`Invalid state ${state} of loadbalancer resource ${id}`, {
+      code: 'LBPendingStateError',
+    }),
+  validation: (detail: string) =>
+    new InputError(`Validation failure: ${detail}`, { code: 'ValidationException' }),
+  quota: (resource: string) =>
+    new NotAllowedError(`Quota has been met for resources: ${resource}`, { code: 'QuotaException' }),
+  subresource: (resource: string, id: string) =>
+    new InputError(`${resource} ${id} not found.`, { code: 'InvalidSubresource' }),
+  invalidOption: (value: string, option: string) =>
+    new InputError(`${value} is not a valid option for ${option}`, { code: 'InvalidOption' }),
 };
 const E = octaviaErrors;
 
@@ -65,14 +73,20 @@ export class LbEngine {
   /** Refuse changes while the load balancer is pending (Octavia's test-and-set). */
   requireMutable(lb: Row<LoadBalancer>, child?: { resource: string; id: string; status: string }): void {
     if (child && child.status.startsWith('PENDING_')) throw E.immutable(child.resource, child.id);
-    if (lb.rec.provisioning_status !== 'ACTIVE' && lb.rec.provisioning_status !== 'ERROR') throw E.immutable('Load Balancer', lb.id);
+    if (lb.rec.provisioning_status !== 'ACTIVE' && lb.rec.provisioning_status !== 'ERROR')
+      throw E.immutable('Load Balancer', lb.id);
   }
 
   /** The write that puts the load balancer in PENDING_UPDATE with a transition. */
   lockOp(lb: Row<LoadBalancer>, status = 'PENDING_UPDATE', action = 'update'): { op: WriteOp; at: number } {
     const at = dueAt(this.ctx);
     return {
-      op: this.ctx.repos.loadBalancers.updateOp(lb, { ...lb.rec, provisioning_status: status, updated_at: nowIso(this.ctx), transition: { action, at } }),
+      op: this.ctx.repos.loadBalancers.updateOp(lb, {
+        ...lb.rec,
+        provisioning_status: status,
+        updated_at: nowIso(this.ctx),
+        transition: { action, at },
+      }),
       at,
     };
   }
@@ -83,7 +97,12 @@ export class LbEngine {
     this.ctx.transitions.schedule('LoadBalancer', lb.project, lb.id, at);
   }
 
-  async checkQuota(project: string, resource: 'load_balancer' | 'listener' | 'pool' | 'member' | 'health_monitor', label: string, count: () => Promise<number>): Promise<void> {
+  async checkQuota(
+    project: string,
+    resource: 'load_balancer' | 'listener' | 'pool' | 'member' | 'health_monitor',
+    label: string,
+    count: () => Promise<number>,
+  ): Promise<void> {
     const limit = await this.ctx.quotas.limit(project, 'loadbalancer', resource);
     if (limit >= 0 && (await count()) >= limit) throw E.quota(label);
   }
@@ -99,8 +118,14 @@ export class LbEngine {
       const now = nowIso(this.ctx);
       const ops: WriteOp[] = [];
       if (t.action === 'delete') {
-        ops.push(...tree.monitors.map((x) => r.healthMonitors.deleteOp(x)), ...tree.members.map((x) => r.members.deleteOp(x)));
-        ops.push(...tree.pools.map((x) => r.pools.deleteOp(x)), ...tree.listeners.map((x) => r.listeners.deleteOp(x)));
+        ops.push(
+          ...tree.monitors.map((x) => r.healthMonitors.deleteOp(x)),
+          ...tree.members.map((x) => r.members.deleteOp(x)),
+        );
+        ops.push(
+          ...tree.pools.map((x) => r.pools.deleteOp(x)),
+          ...tree.listeners.map((x) => r.listeners.deleteOp(x)),
+        );
         const port = await r.ports.find(lb.rec.vip_port_id);
         if (port) ops.push(...(await this.net.deletePortOps(port)));
         ops.push(r.loadBalancers.deleteOp(lb));
@@ -108,13 +133,31 @@ export class LbEngine {
         return;
       }
       const failed = t.detail !== undefined;
-      const settle = <T extends { provisioning_status: string; operating_status: string; updated_at: string | null }>(rec: T, online: string): T | 'delete' | undefined => {
+      const settle = <
+        T extends { provisioning_status: string; operating_status: string; updated_at: string | null },
+      >(
+        rec: T,
+        online: string,
+      ): T | 'delete' | undefined => {
         if (rec.provisioning_status === 'PENDING_DELETE') return 'delete';
         if (!rec.provisioning_status.startsWith('PENDING_')) return undefined;
-        return { ...rec, provisioning_status: failed ? 'ERROR' : 'ACTIVE', operating_status: failed ? 'ERROR' : online, updated_at: rec.provisioning_status === 'PENDING_CREATE' ? rec.updated_at : now };
+        return {
+          ...rec,
+          provisioning_status: failed ? 'ERROR' : 'ACTIVE',
+          operating_status: failed ? 'ERROR' : online,
+          updated_at: rec.provisioning_status === 'PENDING_CREATE' ? rec.updated_at : now,
+        };
       };
-      const hmPools = new Set(tree.monitors.filter((m) => m.rec.provisioning_status !== 'PENDING_DELETE').map((m) => m.rec.pool_id));
-      const each = <R extends { provisioning_status: string; operating_status: string; updated_at: string | null }>(rows: Row<R>[], repo: { updateOp(row: Row<R>, rec: R): WriteOp; deleteOp(row: Row<R>): WriteOp }, online: (row: Row<R>) => string) => {
+      const hmPools = new Set(
+        tree.monitors.filter((m) => m.rec.provisioning_status !== 'PENDING_DELETE').map((m) => m.rec.pool_id),
+      );
+      const each = <
+        R extends { provisioning_status: string; operating_status: string; updated_at: string | null },
+      >(
+        rows: Row<R>[],
+        repo: { updateOp(row: Row<R>, rec: R): WriteOp; deleteOp(row: Row<R>): WriteOp },
+        online: (row: Row<R>) => string,
+      ) => {
         for (const row of rows) {
           const next = settle(row.rec, online(row));
           if (next === 'delete') ops.push(repo.deleteOp(row));

@@ -7,11 +7,19 @@ import { LbEngine, octaviaErrors } from './engine.ts';
 import { registerChildRoutes } from './routes-children.ts';
 import { registerLbRoutes } from './routes-lb.ts';
 
-const QUOTA_NAMES: Record<string, string> = { loadbalancers: 'Load Balancer', listeners: 'Listener', pools: 'Pool', members: 'Member', healthmonitors: 'Health Monitor' };
+const QUOTA_NAMES: Record<string, string> = {
+  loadbalancers: 'Load Balancer',
+  listeners: 'Listener',
+  pools: 'Pool',
+  members: 'Member',
+  healthmonitors: 'Health Monitor',
+};
 
 function versions(req: FastifyRequest) {
   const href = `${baseUrl(req)}/cloud/load-balancer/v2`;
-  const minors = [0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22, 23, 24, 25];
+  const minors = [
+    0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22, 23, 24, 25,
+  ];
   return {
     versions: [
       { id: 'v2.0', status: 'SUPPORTED', updated: '2016-12-11T00:00:00Z', links: [{ href, rel: 'self' }] },
@@ -36,7 +44,9 @@ export function loadBalancerPlugin(ctx: CloudContext, net: NetworkService) {
       await app.register(
         async (priv) => {
           priv.addHook('onRequest', authHook(ctx));
-          const r = new ServiceRoutes(priv, ctx, 'load-balancer', (resource, operation) => octaviaErrors.quota(resource ?? QUOTA_NAMES[operation.split('.')[1] ?? ''] ?? 'Load Balancer'));
+          const r = new ServiceRoutes(priv, ctx, 'load-balancer', (resource, operation) =>
+            octaviaErrors.quota(resource ?? QUOTA_NAMES[operation.split('.')[1] ?? ''] ?? 'Load Balancer'),
+          );
           registerLbRoutes(r, ctx, engine, net);
           registerChildRoutes(r, ctx, engine);
         },

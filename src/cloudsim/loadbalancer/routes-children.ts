@@ -34,7 +34,11 @@ const ListenerCreate = z.object({
   insert_headers: z.record(z.string(), z.string()).default({}),
   tags: z.array(z.string()).default([]),
 });
-const ListenerUpdate = ListenerCreate.omit({ loadbalancer_id: true, protocol: true, protocol_port: true }).partial();
+const ListenerUpdate = ListenerCreate.omit({
+  loadbalancer_id: true,
+  protocol: true,
+  protocol_port: true,
+}).partial();
 
 const PoolCreate = z.object({
   loadbalancer_id: z.string().optional(),
@@ -44,7 +48,13 @@ const PoolCreate = z.object({
   name: z.string().max(255).default(''),
   description: z.string().max(255).default(''),
   admin_state_up: z.boolean().default(true),
-  session_persistence: z.object({ type: z.enum(['SOURCE_IP', 'HTTP_COOKIE', 'APP_COOKIE']), cookie_name: z.string().nullable().optional() }).nullable().optional(),
+  session_persistence: z
+    .object({
+      type: z.enum(['SOURCE_IP', 'HTTP_COOKIE', 'APP_COOKIE']),
+      cookie_name: z.string().nullable().optional(),
+    })
+    .nullable()
+    .optional(),
   tls_enabled: z.boolean().optional(),
   tags: z.array(z.string()).default([]),
 });
@@ -71,9 +81,14 @@ const MonitorCreate = z.object({
   timeout: z.number().int().min(0),
   max_retries: z.number().int().min(1).max(10),
   max_retries_down: z.number().int().min(1).max(10).default(3),
-  http_method: z.enum(['CONNECT', 'DELETE', 'GET', 'HEAD', 'OPTIONS', 'PATCH', 'POST', 'PUT', 'TRACE']).optional(),
+  http_method: z
+    .enum(['CONNECT', 'DELETE', 'GET', 'HEAD', 'OPTIONS', 'PATCH', 'POST', 'PUT', 'TRACE'])
+    .optional(),
   url_path: z.string().startsWith('/').optional(),
-  expected_codes: z.string().regex(/^(\d{3}(\s*,\s*\d{3})*)$|^(\d{3}-\d{3})$/).optional(),
+  expected_codes: z
+    .string()
+    .regex(/^(\d{3}(\s*,\s*\d{3})*)$|^(\d{3}-\d{3})$/)
+    .optional(),
   http_version: z.number().optional(),
   domain_name: z.string().optional(),
   name: z.string().max(255).default(''),
@@ -82,7 +97,10 @@ const MonitorCreate = z.object({
 });
 const MonitorUpdate = MonitorCreate.omit({ pool_id: true, type: true }).partial();
 
-const base = (now: string, b: { name: string; description?: string; admin_state_up: boolean; tags: string[] }) => ({
+const base = (
+  now: string,
+  b: { name: string; description?: string; admin_state_up: boolean; tags: string[] },
+) => ({
   id: newId(),
   name: b.name,
   description: b.description ?? '',
@@ -109,7 +127,12 @@ export function registerChildRoutes(r: ServiceRoutes, ctx: CloudContext, engine:
     }
   }
 
-  async function child<R>(caller: Caller, repo: { find(id: string): Promise<Row<R> | undefined> }, resource: string, id: string): Promise<Row<R>> {
+  async function child<R>(
+    caller: Caller,
+    repo: { find(id: string): Promise<Row<R> | undefined> },
+    resource: string,
+    id: string,
+  ): Promise<Row<R>> {
     const row = await repo.find(id);
     if (!row || (!caller.isAdmin && row.project !== caller.project)) throw E.notFound(resource, id);
     return row;
@@ -124,22 +147,35 @@ export function registerChildRoutes(r: ServiceRoutes, ctx: CloudContext, engine:
   const labels = (lbId: string, extra: Record<string, string> = {}) => ({ loadbalancer_id: lbId, ...extra });
 
   async function poolListeners(pool: Row<Pool>): Promise<string[]> {
-    const ls = await repos.listeners.list({ project: pool.project, labels: { loadbalancer_id: pool.rec.loadbalancer_id } });
-    return ls.filter((l) => l.rec.default_pool_id === pool.id || pool.rec.listener_id === l.id).map((l) => l.id);
+    const ls = await repos.listeners.list({
+      project: pool.project,
+      labels: { loadbalancer_id: pool.rec.loadbalancer_id },
+    });
+    return ls
+      .filter((l) => l.rec.default_pool_id === pool.id || pool.rec.listener_id === l.id)
+      .map((l) => l.id);
   }
   async function poolMembers(pool: Row<Pool>): Promise<string[]> {
-    return (await repos.members.list({ project: pool.project, labels: { pool_id: pool.id } })).map((m) => m.id);
+    return (await repos.members.list({ project: pool.project, labels: { pool_id: pool.id } })).map(
+      (m) => m.id,
+    );
   }
-  const fullPoolView = async (pool: Row<Pool>) => poolView(pool, await poolListeners(pool), await poolMembers(pool));
+  const fullPoolView = async (pool: Row<Pool>) =>
+    poolView(pool, await poolListeners(pool), await poolMembers(pool));
 
   // --- listeners ---
   r.get('/lbaas/listeners', 'listeners.list', async (req) => {
     const caller = callerOf(req);
-    const rows = caller.isAdmin ? await repos.listeners.list() : await repos.listeners.list({ project: caller.project });
+    const rows = caller.isAdmin
+      ? await repos.listeners.list()
+      : await repos.listeners.list({ project: caller.project });
     return octaviaList(req, 'listeners', rows.map(listenerView));
   });
   r.get('/lbaas/listeners/:id', 'listeners.show', async (req) => ({
-    listener: projectFields(req, listenerView(await child(callerOf(req), repos.listeners, 'Listener', p(req, 'id')))),
+    listener: projectFields(
+      req,
+      listenerView(await child(callerOf(req), repos.listeners, 'Listener', p(req, 'id'))),
+    ),
   }));
   r.post('/lbaas/listeners', 'listeners.create', async (req, reply) => {
     const caller = callerOf(req);
@@ -147,10 +183,17 @@ export function registerChildRoutes(r: ServiceRoutes, ctx: CloudContext, engine:
     const lb = await lbOf(caller, b.loadbalancer_id);
     engine.requireMutable(lb);
     const tree = await engine.tree(lb);
-    const dup = tree.listeners.find((l) => l.rec.protocol_port === b.protocol_port && l4(l.rec.protocol) === l4(b.protocol));
-    if (dup) throw new ConflictError(`Another Listener on this Load Balancer is already using protocol ${b.protocol} and protocol_port ${b.protocol_port}`);
-    for (const c of b.allowed_cidrs ?? []) if (!parseCidr4(c, true)) throw E.validation(`${c} is not a valid CIDR`);
-    if (b.default_pool_id && !tree.pools.some((pl) => pl.id === b.default_pool_id)) throw E.subresource('Pool', b.default_pool_id);
+    const dup = tree.listeners.find(
+      (l) => l.rec.protocol_port === b.protocol_port && l4(l.rec.protocol) === l4(b.protocol),
+    );
+    if (dup)
+      throw new ConflictError(
+        `Another Listener on this Load Balancer is already using protocol ${b.protocol} and protocol_port ${b.protocol_port}`,
+      );
+    for (const c of b.allowed_cidrs ?? [])
+      if (!parseCidr4(c, true)) throw E.validation(`${c} is not a valid CIDR`);
+    if (b.default_pool_id && !tree.pools.some((pl) => pl.id === b.default_pool_id))
+      throw E.subresource('Pool', b.default_pool_id);
     await engine.checkQuota(lb.project, 'listener', 'Listener', () => repos.listeners.count(lb.project));
     const rec: Listener = {
       ...base(now(), b),
@@ -188,7 +231,8 @@ export function registerChildRoutes(r: ServiceRoutes, ctx: CloudContext, engine:
     engine.requireMutable(lb, { resource: 'Listener', id: l.id, status: l.rec.provisioning_status });
     const ops: WriteOp[] = [repos.listeners.updateOp(l, { ...l.rec, provisioning_status: 'PENDING_DELETE' })];
     for (const pool of await repos.pools.list({ project: l.project, labels: labels(lb.id) })) {
-      if (pool.rec.listener_id === l.id) ops.push(repos.pools.updateOp(pool, { ...pool.rec, listener_id: null }));
+      if (pool.rec.listener_id === l.id)
+        ops.push(repos.pools.updateOp(pool, { ...pool.rec, listener_id: null }));
     }
     await change(lb, ops);
     return reply.code(204).send();
@@ -197,30 +241,49 @@ export function registerChildRoutes(r: ServiceRoutes, ctx: CloudContext, engine:
   // --- pools ---
   r.get('/lbaas/pools', 'pools.list', async (req) => {
     const caller = callerOf(req);
-    const rows = caller.isAdmin ? await repos.pools.list() : await repos.pools.list({ project: caller.project });
+    const rows = caller.isAdmin
+      ? await repos.pools.list()
+      : await repos.pools.list({ project: caller.project });
     const views = [];
     for (const pool of rows) views.push(await fullPoolView(pool));
     return octaviaList(req, 'pools', views);
   });
   r.get('/lbaas/pools/:id', 'pools.show', async (req) => ({
-    pool: projectFields(req, await fullPoolView(await child(callerOf(req), repos.pools, 'Pool', p(req, 'id')))),
+    pool: projectFields(
+      req,
+      await fullPoolView(await child(callerOf(req), repos.pools, 'Pool', p(req, 'id'))),
+    ),
   }));
   r.post('/lbaas/pools', 'pools.create', async (req, reply) => {
     const caller = callerOf(req);
     const b = parseOctaviaBody(bodyOf(req), 'pool', PoolCreate);
-    if (!b.loadbalancer_id && !b.listener_id) throw E.validation('loadbalancer_id or listener_id must be specified.');
+    if (!b.loadbalancer_id && !b.listener_id)
+      throw E.validation('loadbalancer_id or listener_id must be specified.');
     let listener: Row<Listener> | undefined;
     if (b.listener_id) {
       listener = await repos.listeners.find(b.listener_id);
-      if (!listener || (!caller.isAdmin && listener.project !== caller.project)) throw E.subresource('Listener', b.listener_id);
+      if (!listener || (!caller.isAdmin && listener.project !== caller.project))
+        throw E.subresource('Listener', b.listener_id);
       if (listener.rec.default_pool_id) throw new ConflictError('This listener already has a default pool');
     }
     const lb = await lbOf(caller, b.loadbalancer_id ?? listener!.rec.loadbalancer_id);
-    if (listener && listener.rec.loadbalancer_id !== lb.id) throw E.validation('Listener and pool load balancers do not match.');
-    engine.requireMutable(lb, listener ? { resource: 'Listener', id: listener.id, status: listener.rec.provisioning_status } : undefined);
+    if (listener && listener.rec.loadbalancer_id !== lb.id)
+      throw E.validation('Listener and pool load balancers do not match.');
+    engine.requireMutable(
+      lb,
+      listener
+        ? { resource: 'Listener', id: listener.id, status: listener.rec.provisioning_status }
+        : undefined,
+    );
     if (listener) {
-      const compatible = l4(listener.rec.protocol) === l4(b.protocol) || (['HTTP', 'TERMINATED_HTTPS'].includes(listener.rec.protocol) && ['HTTP', 'PROXY', 'PROXYV2'].includes(b.protocol));
-      if (!compatible) throw E.validation(`The pool protocol '${b.protocol}' is invalid while the listener protocol is '${listener.rec.protocol}'.`);
+      const compatible =
+        l4(listener.rec.protocol) === l4(b.protocol) ||
+        (['HTTP', 'TERMINATED_HTTPS'].includes(listener.rec.protocol) &&
+          ['HTTP', 'PROXY', 'PROXYV2'].includes(b.protocol));
+      if (!compatible)
+        throw E.validation(
+          `The pool protocol '${b.protocol}' is invalid while the listener protocol is '${listener.rec.protocol}'.`,
+        );
     }
     await engine.checkQuota(lb.project, 'pool', 'Pool', () => repos.pools.count(lb.project));
     const rec: Pool = {
@@ -229,11 +292,20 @@ export function registerChildRoutes(r: ServiceRoutes, ctx: CloudContext, engine:
       listener_id: listener?.id ?? null,
       protocol: b.protocol,
       lb_algorithm: b.lb_algorithm,
-      session_persistence: b.session_persistence ? { type: b.session_persistence.type, cookie_name: b.session_persistence.cookie_name ?? null } : null,
+      session_persistence: b.session_persistence
+        ? { type: b.session_persistence.type, cookie_name: b.session_persistence.cookie_name ?? null }
+        : null,
       healthmonitor_id: null,
     };
     const ops: WriteOp[] = [repos.pools.createOp(lb.project, rec.id, rec, { labels: labels(lb.id) })];
-    if (listener) ops.push(repos.listeners.updateOp(listener, { ...listener.rec, default_pool_id: rec.id, provisioning_status: 'PENDING_UPDATE' }));
+    if (listener)
+      ops.push(
+        repos.listeners.updateOp(listener, {
+          ...listener.rec,
+          default_pool_id: rec.id,
+          provisioning_status: 'PENDING_UPDATE',
+        }),
+      );
     await change(lb, ops);
     void reply.code(201);
     return { pool: await fullPoolView((await repos.pools.get(lb.project, rec.id))!) };
@@ -250,7 +322,10 @@ export function registerChildRoutes(r: ServiceRoutes, ctx: CloudContext, engine:
     if (b.admin_state_up !== undefined) rec.admin_state_up = b.admin_state_up;
     if (b.lb_algorithm !== undefined) rec.lb_algorithm = b.lb_algorithm;
     if (b.tags !== undefined) rec.tags = b.tags;
-    if (b.session_persistence !== undefined) rec.session_persistence = b.session_persistence ? { type: b.session_persistence.type, cookie_name: b.session_persistence.cookie_name ?? null } : null;
+    if (b.session_persistence !== undefined)
+      rec.session_persistence = b.session_persistence
+        ? { type: b.session_persistence.type, cookie_name: b.session_persistence.cookie_name ?? null }
+        : null;
     await change(lb, [repos.pools.updateOp(pool, rec)]);
     return { pool: await fullPoolView((await repos.pools.get(pool.project, pool.id))!) };
   });
@@ -259,11 +334,16 @@ export function registerChildRoutes(r: ServiceRoutes, ctx: CloudContext, engine:
     const pool = await child(caller, repos.pools, 'Pool', p(req, 'id'));
     const lb = await lbOf(caller, pool.rec.loadbalancer_id);
     engine.requireMutable(lb, { resource: 'Pool', id: pool.id, status: pool.rec.provisioning_status });
-    const ops: WriteOp[] = [repos.pools.updateOp(pool, { ...pool.rec, provisioning_status: 'PENDING_DELETE' })];
-    for (const m of await repos.members.list({ project: pool.project, labels: { pool_id: pool.id } })) ops.push(repos.members.updateOp(m, { ...m.rec, provisioning_status: 'PENDING_DELETE' }));
-    for (const hm of await repos.healthMonitors.list({ project: pool.project, labels: { pool_id: pool.id } })) ops.push(repos.healthMonitors.updateOp(hm, { ...hm.rec, provisioning_status: 'PENDING_DELETE' }));
+    const ops: WriteOp[] = [
+      repos.pools.updateOp(pool, { ...pool.rec, provisioning_status: 'PENDING_DELETE' }),
+    ];
+    for (const m of await repos.members.list({ project: pool.project, labels: { pool_id: pool.id } }))
+      ops.push(repos.members.updateOp(m, { ...m.rec, provisioning_status: 'PENDING_DELETE' }));
+    for (const hm of await repos.healthMonitors.list({ project: pool.project, labels: { pool_id: pool.id } }))
+      ops.push(repos.healthMonitors.updateOp(hm, { ...hm.rec, provisioning_status: 'PENDING_DELETE' }));
     for (const l of await repos.listeners.list({ project: pool.project, labels: labels(lb.id) })) {
-      if (l.rec.default_pool_id === pool.id) ops.push(repos.listeners.updateOp(l, { ...l.rec, default_pool_id: null }));
+      if (l.rec.default_pool_id === pool.id)
+        ops.push(repos.listeners.updateOp(l, { ...l.rec, default_pool_id: null }));
     }
     await change(lb, ops);
     return reply.code(204).send();
@@ -289,13 +369,23 @@ export function registerChildRoutes(r: ServiceRoutes, ctx: CloudContext, engine:
     const caller = callerOf(req);
     const pool = await poolFor(caller, p(req, 'pool'));
     const b = parseOctaviaBody(bodyOf(req), 'member', MemberCreate);
-    if (parseIpv4(b.address) === undefined && !b.address.includes(':')) throw E.validation(`${b.address} is not a valid IP address`);
+    if (parseIpv4(b.address) === undefined && !b.address.includes(':'))
+      throw E.validation(`${b.address} is not a valid IP address`);
     if (b.subnet_id && !(await repos.subnets.find(b.subnet_id))) throw E.subresource('Subnet', b.subnet_id);
     const lb = await lbOf(caller, pool.rec.loadbalancer_id);
     engine.requireMutable(lb, { resource: 'Pool', id: pool.id, status: pool.rec.provisioning_status });
     const members = await repos.members.list({ project: pool.project, labels: { pool_id: pool.id } });
-    if (members.some((m) => m.rec.address === b.address && m.rec.protocol_port === b.protocol_port && m.rec.provisioning_status !== 'PENDING_DELETE')) {
-      throw new ConflictError(`Another member on this pool is already using ip ${b.address} on protocol_port ${b.protocol_port}`);
+    if (
+      members.some(
+        (m) =>
+          m.rec.address === b.address &&
+          m.rec.protocol_port === b.protocol_port &&
+          m.rec.provisioning_status !== 'PENDING_DELETE',
+      )
+    ) {
+      throw new ConflictError(
+        `Another member on this pool is already using ip ${b.address} on protocol_port ${b.protocol_port}`,
+      );
     }
     await engine.checkQuota(lb.project, 'member', 'Member', () => repos.members.count(lb.project));
     const rec: Member = {
@@ -344,11 +434,16 @@ export function registerChildRoutes(r: ServiceRoutes, ctx: CloudContext, engine:
   // --- health monitors ---
   r.get('/lbaas/healthmonitors', 'healthmonitors.list', async (req) => {
     const caller = callerOf(req);
-    const rows = caller.isAdmin ? await repos.healthMonitors.list() : await repos.healthMonitors.list({ project: caller.project });
+    const rows = caller.isAdmin
+      ? await repos.healthMonitors.list()
+      : await repos.healthMonitors.list({ project: caller.project });
     return octaviaList(req, 'healthmonitors', rows.map(monitorView));
   });
   r.get('/lbaas/healthmonitors/:id', 'healthmonitors.show', async (req) => ({
-    healthmonitor: projectFields(req, monitorView(await child(callerOf(req), repos.healthMonitors, 'Health Monitor', p(req, 'id')))),
+    healthmonitor: projectFields(
+      req,
+      monitorView(await child(callerOf(req), repos.healthMonitors, 'Health Monitor', p(req, 'id'))),
+    ),
   }));
   r.post('/lbaas/healthmonitors', 'healthmonitors.create', async (req, reply) => {
     const caller = callerOf(req);
@@ -356,10 +451,13 @@ export function registerChildRoutes(r: ServiceRoutes, ctx: CloudContext, engine:
     const pool = await repos.pools.find(b.pool_id);
     if (!pool || (!caller.isAdmin && pool.project !== caller.project)) throw E.subresource('Pool', b.pool_id);
     if (pool.rec.healthmonitor_id) throw new ConflictError('This pool already has a health monitor');
-    if (b.timeout > b.delay) throw E.validation('The timeout value must be less than or equal to the delay value.');
+    if (b.timeout > b.delay)
+      throw E.validation('The timeout value must be less than or equal to the delay value.');
     const lb = await lbOf(caller, pool.rec.loadbalancer_id);
     engine.requireMutable(lb, { resource: 'Pool', id: pool.id, status: pool.rec.provisioning_status });
-    await engine.checkQuota(lb.project, 'health_monitor', 'Health Monitor', () => repos.healthMonitors.count(lb.project));
+    await engine.checkQuota(lb.project, 'health_monitor', 'Health Monitor', () =>
+      repos.healthMonitors.count(lb.project),
+    );
     const http = b.type === 'HTTP' || b.type === 'HTTPS';
     const rec: HealthMonitor = {
       ...base(now(), b),
@@ -378,7 +476,11 @@ export function registerChildRoutes(r: ServiceRoutes, ctx: CloudContext, engine:
     };
     await change(lb, [
       repos.healthMonitors.createOp(lb.project, rec.id, rec, { labels: labels(lb.id, { pool_id: pool.id }) }),
-      repos.pools.updateOp(pool, { ...pool.rec, healthmonitor_id: rec.id, provisioning_status: 'PENDING_UPDATE' }),
+      repos.pools.updateOp(pool, {
+        ...pool.rec,
+        healthmonitor_id: rec.id,
+        provisioning_status: 'PENDING_UPDATE',
+      }),
     ]);
     void reply.code(201);
     return { healthmonitor: monitorView((await repos.healthMonitors.get(lb.project, rec.id))!) };
@@ -399,7 +501,9 @@ export function registerChildRoutes(r: ServiceRoutes, ctx: CloudContext, engine:
     const hm = await child(caller, repos.healthMonitors, 'Health Monitor', p(req, 'id'));
     const lb = await lbOf(caller, hm.rec.loadbalancer_id);
     engine.requireMutable(lb, { resource: 'Health Monitor', id: hm.id, status: hm.rec.provisioning_status });
-    const ops: WriteOp[] = [repos.healthMonitors.updateOp(hm, { ...hm.rec, provisioning_status: 'PENDING_DELETE' })];
+    const ops: WriteOp[] = [
+      repos.healthMonitors.updateOp(hm, { ...hm.rec, provisioning_status: 'PENDING_DELETE' }),
+    ];
     const pool = await repos.pools.find(hm.rec.pool_id);
     if (pool) ops.push(repos.pools.updateOp(pool, { ...pool.rec, healthmonitor_id: null }));
     await change(lb, ops);

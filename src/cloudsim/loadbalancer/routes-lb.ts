@@ -13,18 +13,33 @@ import { lbView } from './views.ts';
 /** Parse Octavia's `{"<resource>": {...}}` bodies with its (WSME) messages. */
 export function parseOctaviaBody<T>(body: unknown, resource: string, schema: z.ZodType<T>): T {
   const inner = body && typeof body === 'object' ? (body as Record<string, unknown>)[resource] : undefined;
-  if (!inner || typeof inner !== 'object') throw new InputError(`Invalid input for field/attribute ${resource}. Value: 'None'. Mandatory field missing.`);
+  if (!inner || typeof inner !== 'object')
+    throw new InputError(
+      `Invalid input for field/attribute ${resource}. Value: 'None'. Mandatory field missing.`,
+    );
   const res = schema.safeParse(inner);
   if (res.success) return res.data;
   const issue = res.error.issues[0]!;
   const field = issue.path.map(String).join('.') || resource;
-  const value = issue.path.reduce<unknown>((v, k) => (v && typeof v === 'object' ? (v as Record<string, unknown>)[k as string] : undefined), inner);
-  if (value === undefined) throw new InputError(`Invalid input for field/attribute ${field}. Value: 'None'. Mandatory field missing.`);
-  throw new InputError(`Invalid input for field/attribute ${field}. Value: '${typeof value === 'string' ? value : JSON.stringify(value)}'. ${issue.message}`);
+  const value = issue.path.reduce<unknown>(
+    (v, k) => (v && typeof v === 'object' ? (v as Record<string, unknown>)[k as string] : undefined),
+    inner,
+  );
+  if (value === undefined)
+    throw new InputError(
+      `Invalid input for field/attribute ${field}. Value: 'None'. Mandatory field missing.`,
+    );
+  throw new InputError(
+    `Invalid input for field/attribute ${field}. Value: '${typeof value === 'string' ? value : JSON.stringify(value)}'. ${issue.message}`,
+  );
 }
 
 /** Octavia's list answer: filters, `fields`, `limit`/`marker`, `sort`, and `<collection>_links`. */
-export function octaviaList(req: FastifyRequest, collection: string, views: Record<string, unknown>[]): Record<string, unknown> {
+export function octaviaList(
+  req: FastifyRequest,
+  collection: string,
+  views: Record<string, unknown>[],
+): Record<string, unknown> {
   let items = neutronFilter(req, views);
   const sort = q(req, 'sort');
   if (sort) {
@@ -49,8 +64,13 @@ export function octaviaList(req: FastifyRequest, collection: string, views: Reco
   const limit = q(req, 'limit');
   if (limit !== undefined) {
     const n = Number(limit);
-    if (!Number.isInteger(n) || n < 0) throw new InputError(`Invalid input for field/attribute limit. Value: '${limit}'.`);
-    if (items.length > n && n > 0) links.push({ rel: 'next', href: `${req.url.split('?')[0]}?limit=${n}&marker=${String(items[n - 1]!.id)}` });
+    if (!Number.isInteger(n) || n < 0)
+      throw new InputError(`Invalid input for field/attribute limit. Value: '${limit}'.`);
+    if (items.length > n && n > 0)
+      links.push({
+        rel: 'next',
+        href: `${req.url.split('?')[0]}?limit=${n}&marker=${String(items[n - 1]!.id)}`,
+      });
     items = items.slice(0, n);
   }
   return { [collection]: items.map((v) => projectFields(req, v)), [`${collection}_links`]: links };
@@ -91,15 +111,27 @@ const PROVIDERS = [
   { name: 'octavia', description: 'Deprecated alias of the Octavia Amphora driver.' },
 ];
 
-export function registerLbRoutes(r: ServiceRoutes, ctx: CloudContext, engine: LbEngine, net: NetworkService): void {
+export function registerLbRoutes(
+  r: ServiceRoutes,
+  ctx: CloudContext,
+  engine: LbEngine,
+  net: NetworkService,
+): void {
   const repos = ctx.repos;
 
   async function view(lb: Row<LoadBalancer>) {
     const t = await engine.tree(lb);
-    return lbView(lb, t.listeners.map((x) => x.id), t.pools.map((x) => x.id));
+    return lbView(
+      lb,
+      t.listeners.map((x) => x.id),
+      t.pools.map((x) => x.id),
+    );
   }
 
-  const project = (caller: Caller, b: { project_id?: string | undefined; tenant_id?: string | undefined }) => {
+  const project = (
+    caller: Caller,
+    b: { project_id?: string | undefined; tenant_id?: string | undefined },
+  ) => {
     const wanted = b.project_id ?? b.tenant_id;
     if (wanted && wanted !== caller.project && !caller.isAdmin) throw forbidden();
     return wanted ?? caller.project;
@@ -107,7 +139,9 @@ export function registerLbRoutes(r: ServiceRoutes, ctx: CloudContext, engine: Lb
 
   r.get('/lbaas/loadbalancers', 'loadbalancers.list', async (req) => {
     const caller = callerOf(req);
-    let rows = caller.isAdmin ? await repos.loadBalancers.list() : await repos.loadBalancers.list({ project: caller.project });
+    let rows = caller.isAdmin
+      ? await repos.loadBalancers.list()
+      : await repos.loadBalancers.list({ project: caller.project });
     rows = await ctx.transitions.settleAll(repos.loadBalancers, rows);
     const views = [];
     for (const lb of rows) views.push(await view(lb));
@@ -152,22 +186,32 @@ export function registerLbRoutes(r: ServiceRoutes, ctx: CloudContext, engine: Lb
       vipPort = port.rec;
       subnetId = port.rec.fixed_ips[0]?.subnet_id;
       network = await repos.networks.find(port.rec.network_id);
-      ops.push(repos.ports.updateOp(port, { ...port.rec, device_owner: 'Octavia', device_id: `lb-${id}`, updated_at: nowIso(ctx) }));
+      ops.push(
+        repos.ports.updateOp(port, {
+          ...port.rec,
+          device_owner: 'Octavia',
+          device_id: `lb-${id}`,
+          updated_at: nowIso(ctx),
+        }),
+      );
     } else {
-      if (!network || !net.canSeeNetwork(caller, network)) throw E.subresource('Network', b.vip_network_id ?? '');
-      const prepared = await net.preparePort({
-        project: pid,
-        tenantId: pid,
-        network,
-        name: `octavia-lb-${id}`,
-        deviceId: `lb-${id}`,
-        deviceOwner: 'Octavia',
-        securityGroups: [],
-        fixedIps: [{ subnet_id: subnetId!, ...(b.vip_address ? { ip_address: b.vip_address } : {}) }],
-        skipQuota: true,
-      }).catch((err: unknown) => {
-        throw E.validation(`Unable to allocate VIP port: ${(err as Error).message}`);
-      });
+      if (!network || !net.canSeeNetwork(caller, network))
+        throw E.subresource('Network', b.vip_network_id ?? '');
+      const prepared = await net
+        .preparePort({
+          project: pid,
+          tenantId: pid,
+          network,
+          name: `octavia-lb-${id}`,
+          deviceId: `lb-${id}`,
+          deviceOwner: 'Octavia',
+          securityGroups: [],
+          fixedIps: [{ subnet_id: subnetId!, ...(b.vip_address ? { ip_address: b.vip_address } : {}) }],
+          skipQuota: true,
+        })
+        .catch((err: unknown) => {
+          throw E.validation(`Unable to allocate VIP port: ${(err as Error).message}`);
+        });
       vipPort = prepared.rec;
       ops.push(...prepared.ops);
     }
@@ -190,7 +234,11 @@ export function registerLbRoutes(r: ServiceRoutes, ctx: CloudContext, engine: Lb
       provider: b.provider ?? 'amphora',
       flavor_id: b.flavor_id ?? null,
       availability_zone: null,
-      transition: { action: 'create', at: ctx.clock.now() + ctx.latencyMs, ...(injected !== undefined ? { detail: injected } : {}) },
+      transition: {
+        action: 'create',
+        at: ctx.clock.now() + ctx.latencyMs,
+        ...(injected !== undefined ? { detail: injected } : {}),
+      },
     };
     await ctx.store.commit([repos.loadBalancers.createOp(pid, id, rec), ...ops]);
     ctx.transitions.schedule('LoadBalancer', pid, id, rec.transition!.at);
@@ -202,7 +250,8 @@ export function registerLbRoutes(r: ServiceRoutes, ctx: CloudContext, engine: Lb
     const caller = callerOf(req);
     const b = parseOctaviaBody(bodyOf(req), 'loadbalancer', LbUpdate);
     const lb = await engine.getLb(caller, p(req, 'id'));
-    if (lb.rec.provisioning_status !== 'ACTIVE' && lb.rec.provisioning_status !== 'ERROR') throw E.pendingState(lb.rec.provisioning_status, lb.id);
+    if (lb.rec.provisioning_status !== 'ACTIVE' && lb.rec.provisioning_status !== 'ERROR')
+      throw E.pendingState(lb.rec.provisioning_status, lb.id);
     const { op, at } = engine.lockOp(lb);
     const locked = (op as { object: { spec: LoadBalancer } }).object.spec;
     if (b.name !== undefined) locked.name = b.name;
@@ -218,8 +267,10 @@ export function registerLbRoutes(r: ServiceRoutes, ctx: CloudContext, engine: Lb
     const lb = await engine.getLb(caller, p(req, 'id'));
     const cascade = parseBool(q(req, 'cascade')) === true;
     const tree = await engine.tree(lb);
-    if ((tree.listeners.length > 0 || tree.pools.length > 0) && !cascade) throw E.validation(`Cannot delete Load Balancer ${lb.id} - it has children`);
-    if (lb.rec.provisioning_status !== 'ACTIVE' && lb.rec.provisioning_status !== 'ERROR') throw E.pendingState(lb.rec.provisioning_status, lb.id);
+    if ((tree.listeners.length > 0 || tree.pools.length > 0) && !cascade)
+      throw E.validation(`Cannot delete Load Balancer ${lb.id} - it has children`);
+    if (lb.rec.provisioning_status !== 'ACTIVE' && lb.rec.provisioning_status !== 'ERROR')
+      throw E.pendingState(lb.rec.provisioning_status, lb.id);
     const { op, at } = engine.lockOp(lb, 'PENDING_DELETE', 'delete');
     await engine.commitLocked(lb, [op], at);
     return reply.code(204).send();
@@ -228,7 +279,9 @@ export function registerLbRoutes(r: ServiceRoutes, ctx: CloudContext, engine: Lb
   r.get('/lbaas/loadbalancers/:id/status', 'loadbalancers.status', async (req) => {
     const lb = await engine.getLb(callerOf(req), p(req, 'id'));
     const t = await engine.tree(lb);
-    const st = (row: Row<{ id: string; name: string; provisioning_status: string; operating_status: string }>) => ({
+    const st = (
+      row: Row<{ id: string; name: string; provisioning_status: string; operating_status: string }>,
+    ) => ({
       id: row.id,
       name: row.rec.name,
       provisioning_status: row.rec.provisioning_status,
@@ -238,7 +291,9 @@ export function registerLbRoutes(r: ServiceRoutes, ctx: CloudContext, engine: Lb
       const hm = t.monitors.find((m) => m.rec.pool_id === pool.id);
       return {
         ...st(pool),
-        members: t.members.filter((m) => m.rec.pool_id === pool.id).map((m) => ({ ...st(m), address: m.rec.address, protocol_port: m.rec.protocol_port })),
+        members: t.members
+          .filter((m) => m.rec.pool_id === pool.id)
+          .map((m) => ({ ...st(m), address: m.rec.address, protocol_port: m.rec.protocol_port })),
         ...(hm ? { health_monitor: { ...st(hm), type: hm.rec.type } } : {}),
       };
     };
@@ -248,7 +303,9 @@ export function registerLbRoutes(r: ServiceRoutes, ctx: CloudContext, engine: Lb
           ...st(lb),
           listeners: t.listeners.map((l) => ({
             ...st(l),
-            pools: t.pools.filter((pl) => pl.rec.listener_id === l.id || l.rec.default_pool_id === pl.id).map(poolStatus),
+            pools: t.pools
+              .filter((pl) => pl.rec.listener_id === l.id || l.rec.default_pool_id === pl.id)
+              .map(poolStatus),
           })),
         },
       },
@@ -257,12 +314,17 @@ export function registerLbRoutes(r: ServiceRoutes, ctx: CloudContext, engine: Lb
 
   r.get('/lbaas/loadbalancers/:id/stats', 'loadbalancers.stats', async (req) => {
     await engine.getLb(callerOf(req), p(req, 'id'));
-    return { stats: { bytes_in: 0, bytes_out: 0, active_connections: 0, total_connections: 0, request_errors: 0 } };
+    return {
+      stats: { bytes_in: 0, bytes_out: 0, active_connections: 0, total_connections: 0, request_errors: 0 },
+    };
   });
 
   r.get('/lbaas/providers', 'providers.list', async () => ({ providers: PROVIDERS }));
   r.get('/lbaas/flavors', 'flavors.list', async () => ({ flavors: [], flavors_links: [] }));
-  r.get('/lbaas/availabilityzones', 'availability_zones.list', async () => ({ availability_zones: [], availability_zones_links: [] }));
+  r.get('/lbaas/availabilityzones', 'availability_zones.list', async () => ({
+    availability_zones: [],
+    availability_zones_links: [],
+  }));
 
   // --- quotas ---
   const quotaView = (limits: Record<string, number>) => ({
@@ -276,9 +338,12 @@ export function registerLbRoutes(r: ServiceRoutes, ctx: CloudContext, engine: Lb
   });
   r.get('/lbaas/quotas', 'quotas.list', async (req) => {
     const caller = callerOf(req);
-    const projects = caller.isAdmin ? await ctx.quotas.projectsWithOverrides('loadbalancer') : [caller.project];
+    const projects = caller.isAdmin
+      ? await ctx.quotas.projectsWithOverrides('loadbalancer')
+      : [caller.project];
     const quotas = [];
-    for (const pid of projects) quotas.push({ ...quotaView(await ctx.quotas.limits(pid, 'loadbalancer')), project_id: pid });
+    for (const pid of projects)
+      quotas.push({ ...quotaView(await ctx.quotas.limits(pid, 'loadbalancer')), project_id: pid });
     return { quotas, quotas_links: [] };
   });
   r.get('/lbaas/quotas/:project', 'quotas.show', async (req) => {
@@ -286,11 +351,17 @@ export function registerLbRoutes(r: ServiceRoutes, ctx: CloudContext, engine: Lb
     if (!caller.isAdmin && p(req, 'project') !== caller.project) throw forbidden();
     return { quota: quotaView(await ctx.quotas.limits(p(req, 'project'), 'loadbalancer')) };
   });
-  r.get('/lbaas/quotas/:project/default', 'quotas.defaults', async () => ({ quota: quotaView(ctx.quotas.defaultsOf('loadbalancer')) }));
+  r.get('/lbaas/quotas/:project/default', 'quotas.defaults', async () => ({
+    quota: quotaView(ctx.quotas.defaultsOf('loadbalancer')),
+  }));
   r.put('/lbaas/quotas/:project', 'quotas.update', async (req, reply) => {
     const caller = callerOf(req);
     if (!caller.isAdmin) throw forbidden();
-    const b = parseOctaviaBody(bodyOf(req), 'quota', z.record(z.string(), z.number().int().min(-1).nullable()));
+    const b = parseOctaviaBody(
+      bodyOf(req),
+      'quota',
+      z.record(z.string(), z.number().int().min(-1).nullable()),
+    );
     const values = Object.fromEntries(Object.entries(b).filter((e): e is [string, number] => e[1] !== null));
     void reply.code(202);
     return { quota: quotaView(await ctx.quotas.set(p(req, 'project'), 'loadbalancer', values)) };
@@ -301,5 +372,4 @@ export function registerLbRoutes(r: ServiceRoutes, ctx: CloudContext, engine: Lb
     await ctx.quotas.reset(p(req, 'project'), 'loadbalancer');
     return reply.code(204).send();
   });
-
 }

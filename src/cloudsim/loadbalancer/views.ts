@@ -6,7 +6,19 @@ import type { Row } from '../core/repo.ts';
 
 const ts = (s: string | null) => (s ? isoNaive(s) : null);
 
-function common(row: Row<{ id: string; name: string; description: string; admin_state_up: boolean; tags: string[]; provisioning_status: string; operating_status: string; created_at: string; updated_at: string | null }>) {
+function common(
+  row: Row<{
+    id: string;
+    name: string;
+    description: string;
+    admin_state_up: boolean;
+    tags: string[];
+    provisioning_status: string;
+    operating_status: string;
+    created_at: string;
+    updated_at: string | null;
+  }>,
+) {
   const r = row.rec;
   return {
     id: r.id,
@@ -23,7 +35,11 @@ function common(row: Row<{ id: string; name: string; description: string; admin_
   };
 }
 
-export function lbView(row: Row<LoadBalancer>, listeners: string[], pools: string[]): Record<string, unknown> {
+export function lbView(
+  row: Row<LoadBalancer>,
+  listeners: string[],
+  pools: string[],
+): Record<string, unknown> {
   const r = row.rec;
   return {
     ...common(row),

@@ -17,13 +17,21 @@ export function parseNeutronBody<T>(body: unknown, resource: string, schema: z.Z
   if (res.success) return res.data;
   const issue = res.error.issues[0]!;
   const attr = issue.path.map(String).join('.');
-  const value = issue.path.reduce<unknown>((v, k) => (v && typeof v === 'object' ? (v as Record<string, unknown>)[k as string] : undefined), inner);
+  const value = issue.path.reduce<unknown>(
+    (v, k) => (v && typeof v === 'object' ? (v as Record<string, unknown>)[k as string] : undefined),
+    inner,
+  );
   if (value === undefined && issue.code === 'invalid_type') {
-    throw new InputError(`Failed to parse request. Required attribute '${attr}' not specified`, { code: 'HTTPBadRequest' });
+    throw new InputError(`Failed to parse request. Required attribute '${attr}' not specified`, {
+      code: 'HTTPBadRequest',
+    });
   }
-  throw new InputError(`Invalid input for ${attr}. Reason: ${describe(value)} is not valid (${issue.message}).`, { code: 'HTTPBadRequest' });
+  throw new InputError(
+    `Invalid input for ${attr}. Reason: ${describe(value)} is not valid (${issue.message}).`,
+    { code: 'HTTPBadRequest' },
+  );
 }
 
 function describe(v: unknown): string {
-  return typeof v === 'string' ? `'${v}'` : JSON.stringify(v) ?? 'None';
+  return typeof v === 'string' ? `'${v}'` : (JSON.stringify(v) ?? 'None');
 }

@@ -15,12 +15,26 @@ export { NetworkService, portLabels, derivedUuid, type PortRequest } from './ser
 export { neutronErrors } from './errors.ts';
 export { neutronFilter, neutronList, projectFields } from './listing.ts';
 
-const COLLECTIONS = ['networks', 'subnets', 'ports', 'routers', 'floatingips', 'security-groups', 'security-group-rules', 'quotas', 'extensions'];
+const COLLECTIONS = [
+  'networks',
+  'subnets',
+  'ports',
+  'routers',
+  'floatingips',
+  'security-groups',
+  'security-group-rules',
+  'quotas',
+  'extensions',
+];
 
 /** The Neutron quota resource an operation such as `network.floatingips.create` consumes. */
 function quotaResourceOf(operation: string): string {
   const collection = operation.split('.')[1] ?? 'ports';
-  const map: Record<string, string> = { floatingips: 'floatingip', security_groups: 'security_group', security_group_rules: 'security_group_rule' };
+  const map: Record<string, string> = {
+    floatingips: 'floatingip',
+    security_groups: 'security_group',
+    security_group_rules: 'security_group_rule',
+  };
   return map[collection] ?? collection.replace(/s$/, '');
 }
 
@@ -39,7 +53,9 @@ export function networkPlugin(ctx: CloudContext, svc: NetworkService) {
 
     await app.register(async (priv) => {
       priv.addHook('onRequest', authHook(ctx));
-      const r = new ServiceRoutes(priv, ctx, 'network', (resource, operation) => E.overQuota([resource ?? quotaResourceOf(operation)]));
+      const r = new ServiceRoutes(priv, ctx, 'network', (resource, operation) =>
+        E.overQuota([resource ?? quotaResourceOf(operation)]),
+      );
       r.get('/v2.0', 'resources.list', async (req) => ({
         resources: COLLECTIONS.map((c) => ({
           name: c.replace(/s$/, '').replace(/-/g, '_'),

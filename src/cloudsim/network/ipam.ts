@@ -23,14 +23,21 @@ export class Ipam {
 
   /** True when the address is taken on the subnet. */
   async isAllocated(subnet: Row<Subnet>, ip: string): Promise<boolean> {
-    return (await this.ctx.repos.ipAllocations.get(subnet.project, this.allocName(subnet.id, ip))) !== undefined;
+    return (
+      (await this.ctx.repos.ipAllocations.get(subnet.project, this.allocName(subnet.id, ip))) !== undefined
+    );
   }
 
   /**
    * Choose an address on `subnet` (the requested one, or the next free one in the allocation
    * pools) and return it with the write that records the allocation.
    */
-  async allocate(subnet: Row<Subnet>, portId: string, requested?: string, exclude: ReadonlySet<string> = new Set()): Promise<{ ip: string; op: WriteOp }> {
+  async allocate(
+    subnet: Row<Subnet>,
+    portId: string,
+    requested?: string,
+    exclude: ReadonlySet<string> = new Set(),
+  ): Promise<{ ip: string; op: WriteOp }> {
     const s = subnet.rec;
     const cidr = parseCidr4(s.cidr)!;
     const mk = (ip: string) => ({
@@ -45,11 +52,15 @@ export class Ipam {
     if (requested !== undefined) {
       const n = parseIpv4(requested);
       if (n === undefined || !cidrContains(cidr, n)) {
-        throw new InputError(`IP address ${requested} is not a valid IP for the specified subnet.`, { code: 'InvalidIpForSubnet' });
+        throw new InputError(`IP address ${requested} is not a valid IP for the specified subnet.`, {
+          code: 'InvalidIpForSubnet',
+        });
       }
       const ip = formatIpv4(n);
       if (exclude.has(ip) || (await this.isAllocated(subnet, ip))) {
-        throw new ConflictError(`IP address ${ip} already allocated in subnet ${subnet.id}`, { code: 'IpAddressAlreadyAllocated' });
+        throw new ConflictError(`IP address ${ip} already allocated in subnet ${subnet.id}`, {
+          code: 'IpAddressAlreadyAllocated',
+        });
       }
       return mk(ip);
     }
@@ -77,11 +88,17 @@ export class Ipam {
       this.hints.set(subnet.id, (k + 1) % total);
       return mk(ip);
     }
-    throw new ConflictError(`No more IP addresses available on network ${s.network_id}.`, { code: 'IpAddressGenerationFailure' });
+    throw new ConflictError(`No more IP addresses available on network ${s.network_id}.`, {
+      code: 'IpAddressGenerationFailure',
+    });
   }
 
   /** Allocate every requested fixed IP of a new port (one per entry; an entry without address gets the next free one). */
-  async allocateAll(subnets: Row<Subnet>[], requests: { subnet_id: string; ip_address?: string }[], portId: string): Promise<{ fixedIps: FixedIp[]; ops: WriteOp[] }> {
+  async allocateAll(
+    subnets: Row<Subnet>[],
+    requests: { subnet_id: string; ip_address?: string }[],
+    portId: string,
+  ): Promise<{ fixedIps: FixedIp[]; ops: WriteOp[] }> {
     const fixedIps: FixedIp[] = [];
     const ops: WriteOp[] = [];
     const taken = new Map<string, Set<string>>();
@@ -103,7 +120,10 @@ export class Ipam {
     for (const f of fixedIps) {
       const subnet = await this.ctx.repos.subnets.find(f.subnet_id);
       if (!subnet) continue;
-      const row = await this.ctx.repos.ipAllocations.get(subnet.project, this.allocName(f.subnet_id, f.ip_address));
+      const row = await this.ctx.repos.ipAllocations.get(
+        subnet.project,
+        this.allocName(f.subnet_id, f.ip_address),
+      );
       if (row && row.rec.port_id === portId) ops.push(this.ctx.repos.ipAllocations.deleteOp(row));
     }
     return ops;

@@ -4,7 +4,18 @@ import { neutronErrors as E } from './errors.ts';
 
 type View = Record<string, unknown>;
 
-const RESERVED = new Set(['fields', 'limit', 'marker', 'page_reverse', 'sort_key', 'sort_dir', 'tags', 'tags-any', 'not-tags', 'not-tags-any']);
+const RESERVED = new Set([
+  'fields',
+  'limit',
+  'marker',
+  'page_reverse',
+  'sort_key',
+  'sort_dir',
+  'tags',
+  'tags-any',
+  'not-tags',
+  'not-tags-any',
+]);
 
 function scalarMatches(value: unknown, wanted: string): boolean {
   if (value === null || value === undefined) return wanted === '' || wanted.toLowerCase() === 'none';
@@ -20,7 +31,9 @@ function matches(value: unknown, wanted: string): boolean {
       if (eq < 0) return false;
       const k = wanted.slice(0, eq);
       const v = wanted.slice(eq + 1);
-      return value.some((o) => o && typeof o === 'object' && scalarMatches((o as Record<string, unknown>)[k], v));
+      return value.some(
+        (o) => o && typeof o === 'object' && scalarMatches((o as Record<string, unknown>)[k], v),
+      );
     }
     return value.some((x) => scalarMatches(x, wanted));
   }
@@ -32,7 +45,9 @@ function tagsOf(v: View): string[] {
 }
 
 function splitTags(req: FastifyRequest, name: string): string[] {
-  return qAll(req, name).flatMap((s) => s.split(',')).filter((s) => s !== '');
+  return qAll(req, name)
+    .flatMap((s) => s.split(','))
+    .filter((s) => s !== '');
 }
 
 /** Neutron's attribute filters, tag filters (`tags`, `tags-any`, `not-tags`, `not-tags-any`). */
@@ -77,7 +92,8 @@ export function neutronList(req: FastifyRequest, collection: string, views: View
   const keys = qAll(req, 'sort_key');
   const dirs = qAll(req, 'sort_dir');
   if (keys.length > 0) {
-    for (const d of dirs) if (d !== 'asc' && d !== 'desc') throw E.badRequest('sort', `sort_dir must be asc or desc, not ${d}`);
+    for (const d of dirs)
+      if (d !== 'asc' && d !== 'desc') throw E.badRequest('sort', `sort_dir must be asc or desc, not ${d}`);
     items = [...items].sort((a, b) => {
       for (let i = 0; i < keys.length; i++) {
         const c = compare(a[keys[i]!], b[keys[i]!]);
@@ -106,7 +122,10 @@ export function neutronList(req: FastifyRequest, collection: string, views: View
     const last = items[items.length - 1];
     if (more && last) links.push({ rel: 'next', href: `${path}?limit=${limit}&marker=${String(last.id)}` });
     if (marker !== undefined && items[0]) {
-      links.push({ rel: 'previous', href: `${path}?limit=${limit}&marker=${String(items[0].id)}&page_reverse=True` });
+      links.push({
+        rel: 'previous',
+        href: `${path}?limit=${limit}&marker=${String(items[0].id)}&page_reverse=True`,
+      });
     }
     if (links.length) body[`${collection}_links`] = links;
   }

@@ -41,11 +41,27 @@ export function registerFloatingIpRoutes(r: ServiceRoutes, ctx: CloudContext, sv
     const port = await repos.ports.find(fip.rec.port_id);
     if (!port) return null;
     const x = port.rec;
-    return { name: x.name, network_id: x.network_id, mac_address: x.mac_address, admin_state_up: x.admin_state_up, status: x.status, device_id: x.device_id, device_owner: x.device_owner };
+    return {
+      name: x.name,
+      network_id: x.network_id,
+      mac_address: x.mac_address,
+      admin_state_up: x.admin_state_up,
+      status: x.status,
+      device_id: x.device_id,
+      device_owner: x.device_owner,
+    };
   }
 
   /** Neutron's checks before associating (`_check_and_get_fip_assoc`). */
-  async function association(caller: Caller, fipId: string, address: string, networkId: string, project: string, portId: string, fixedIp: string | null | undefined): Promise<Assoc> {
+  async function association(
+    caller: Caller,
+    fipId: string,
+    address: string,
+    networkId: string,
+    project: string,
+    portId: string,
+    fixedIp: string | null | undefined,
+  ): Promise<Assoc> {
     const port = await repos.ports.find(portId);
     if (!port || (!caller.isAdmin && port.rec.tenant_id !== project)) throw E.portNotFound(portId);
     const v4 = port.rec.fixed_ips.filter((f) => !f.ip_address.includes(':'));
@@ -54,14 +70,21 @@ export function registerFloatingIpRoutes(r: ServiceRoutes, ctx: CloudContext, sv
       fixed = v4.find((f) => f.ip_address === fixedIp);
       if (!fixed) throw E.badRequest('floatingip', `Port ${portId} does not have fixed ip ${fixedIp}`);
     } else {
-      if (v4.length === 0) throw E.badRequest('floatingip', `Port ${portId} does not have any fixed IPv4 address`);
+      if (v4.length === 0)
+        throw E.badRequest('floatingip', `Port ${portId} does not have any fixed IPv4 address`);
       if (v4.length > 1) {
-        throw E.badRequest('floatingip', `Port ${portId} has multiple fixed IPv4 addresses.  Must provide a specific IPv4 address when assigning a floating IP`);
+        throw E.badRequest(
+          'floatingip',
+          `Port ${portId} has multiple fixed IPv4 addresses.  Must provide a specific IPv4 address when assigning a floating IP`,
+        );
       }
       fixed = v4[0]!;
     }
     const existing = (await svc.floatingIpsOfPort(portId)).find(
-      (f) => f.id !== fipId && f.rec.fixed_ip_address === fixed.ip_address && f.rec.floating_network_id === networkId,
+      (f) =>
+        f.id !== fipId &&
+        f.rec.fixed_ip_address === fixed.ip_address &&
+        f.rec.floating_network_id === networkId,
     );
     if (existing) throw E.fipPortAlreadyAssociated(address, fipId, portId, fixed.ip_address, networkId);
     const routerId = await svc.routerForFloatingIp(port, fixed, networkId);
@@ -70,7 +93,9 @@ export function registerFloatingIpRoutes(r: ServiceRoutes, ctx: CloudContext, sv
 
   r.get('/v2.0/floatingips', 'floatingips.list', async (req) => {
     const caller = callerOf(req);
-    const rows = caller.isAdmin ? await repos.floatingIps.list() : await repos.floatingIps.list({ project: caller.project });
+    const rows = caller.isAdmin
+      ? await repos.floatingIps.list()
+      : await repos.floatingIps.list({ project: caller.project });
     const views = [];
     for (const f of rows) views.push(floatingIpView(f, await portDetails(f)));
     return neutronList(req, 'floatingips', views);
@@ -88,15 +113,19 @@ export function registerFloatingIpRoutes(r: ServiceRoutes, ctx: CloudContext, sv
     const project = targetProject(caller, b);
     const net = await repos.networks.find(b.floating_network_id);
     if (!net || !svc.canSeeNetwork(caller, net)) throw E.networkNotFound(b.floating_network_id);
-    if (!net.rec.external) throw E.badRequest('floatingip', `Network ${net.id} is not a valid external network`);
+    if (!net.rec.external)
+      throw E.badRequest('floatingip', `Network ${net.id} is not a valid external network`);
     if (b.floating_ip_address !== undefined && !caller.isAdmin) {
-      throw E.notAuthorized('(rule:create_floatingip and rule:create_floatingip:floating_ip_address) is disallowed by policy');
+      throw E.notAuthorized(
+        '(rule:create_floatingip and rule:create_floatingip:floating_ip_address) is disallowed by policy',
+      );
     }
     await svc.checkQuota(project, 'floatingip');
     let subnets = await svc.subnetsOf(net);
     if (b.subnet_id) {
       subnets = subnets.filter((s) => s.id === b.subnet_id);
-      if (subnets.length === 0) throw E.badRequest('floatingip', `Subnet ${b.subnet_id} is not on network ${net.id}`);
+      if (subnets.length === 0)
+        throw E.badRequest('floatingip', `Subnet ${b.subnet_id} is not on network ${net.id}`);
     }
     if (b.floating_ip_address) subnets = subnets.filter((s) => svc.subnetContains(s, b.floating_ip_address!));
     const id = newId();
@@ -114,10 +143,13 @@ export function registerFloatingIpRoutes(r: ServiceRoutes, ctx: CloudContext, sv
         }
       }
       if (!alloc) {
-        throw new InputError(`Unable to find any IP address on external network ${net.id}.`, { code: 'ExternalIpAddressExhausted' });
+        throw new InputError(`Unable to find any IP address on external network ${net.id}.`, {
+          code: 'ExternalIpAddressExhausted',
+        });
       }
       let assoc: Assoc = { port_id: null, fixed_ip_address: null, router_id: null };
-      if (b.port_id) assoc = await association(caller, id, alloc.ip, net.id, project, b.port_id, b.fixed_ip_address);
+      if (b.port_id)
+        assoc = await association(caller, id, alloc.ip, net.id, project, b.port_id, b.fixed_ip_address);
       const now = nowIso(ctx);
       const rec: FloatingIp = {
         id,
@@ -135,10 +167,18 @@ export function registerFloatingIpRoutes(r: ServiceRoutes, ctx: CloudContext, sv
         status: assoc.port_id ? 'ACTIVE' : 'DOWN',
       };
       try {
-        await ctx.store.commit([repos.floatingIps.createOp(project, id, rec, { labels: { port_id: rec.port_id ?? '' } }), alloc.op]);
+        await ctx.store.commit([
+          repos.floatingIps.createOp(project, id, rec, { labels: { port_id: rec.port_id ?? '' } }),
+          alloc.op,
+        ]);
         break;
       } catch (err) {
-        if (!(err instanceof ConflictError && err.code === 'AlreadyExists') || attempt > 10 || b.floating_ip_address) throw err;
+        if (
+          !(err instanceof ConflictError && err.code === 'AlreadyExists') ||
+          attempt > 10 ||
+          b.floating_ip_address
+        )
+          throw err;
       }
     }
     const row = (await repos.floatingIps.get(project, id))!;
@@ -153,14 +193,31 @@ export function registerFloatingIpRoutes(r: ServiceRoutes, ctx: CloudContext, sv
     let assoc: Assoc | undefined;
     if (b.port_id === null) assoc = { port_id: null, fixed_ip_address: null, router_id: null };
     else if (b.port_id !== undefined) {
-      assoc = await association(caller, fip.id, fip.rec.floating_ip_address, fip.rec.floating_network_id, fip.project, b.port_id, b.fixed_ip_address);
+      assoc = await association(
+        caller,
+        fip.id,
+        fip.rec.floating_ip_address,
+        fip.rec.floating_network_id,
+        fip.project,
+        b.port_id,
+        b.fixed_ip_address,
+      );
     }
-    const row = await repos.floatingIps.mutate(fip.project, fip.id, (cur) => {
-      const rec: FloatingIp = { ...cur.rec, updated_at: nowIso(ctx), revision_number: cur.rec.revision_number + 1 };
-      if (b.description !== undefined) rec.description = b.description;
-      if (assoc) Object.assign(rec, assoc, { status: assoc.port_id ? 'ACTIVE' : 'DOWN' });
-      return rec;
-    }, (rec) => ({ port_id: rec.port_id ?? '' }));
+    const row = await repos.floatingIps.mutate(
+      fip.project,
+      fip.id,
+      (cur) => {
+        const rec: FloatingIp = {
+          ...cur.rec,
+          updated_at: nowIso(ctx),
+          revision_number: cur.rec.revision_number + 1,
+        };
+        if (b.description !== undefined) rec.description = b.description;
+        if (assoc) Object.assign(rec, assoc, { status: assoc.port_id ? 'ACTIVE' : 'DOWN' });
+        return rec;
+      },
+      (rec) => ({ port_id: rec.port_id ?? '' }),
+    );
     return { floatingip: floatingIpView(row, await portDetails(row)) };
   });
 
@@ -170,7 +227,10 @@ export function registerFloatingIpRoutes(r: ServiceRoutes, ctx: CloudContext, sv
     const subnet = await repos.subnets.find(fip.rec.floating_subnet_id);
     const ops = [repos.floatingIps.deleteOp(fip)];
     if (subnet) {
-      const alloc = await repos.ipAllocations.get(subnet.project, `${subnet.id}_${fip.rec.floating_ip_address}`);
+      const alloc = await repos.ipAllocations.get(
+        subnet.project,
+        `${subnet.id}_${fip.rec.floating_ip_address}`,
+      );
       if (alloc) ops.push(repos.ipAllocations.deleteOp(alloc));
     }
     await ctx.store.commit(ops);

@@ -11,14 +11,30 @@ const EXTENSIONS: [string, string, string][] = [
   ['allowed-address-pairs', 'Allowed Address Pairs', 'Provides allowed address pairs'],
   ['availability_zone', 'Availability Zone', 'The availability zone extension.'],
   ['binding', 'Port Binding', 'Expose port bindings of a virtual port to external application'],
-  ['empty-string-filtering', 'Empty String Filtering Extension', 'Allow filtering by attributes with empty string value'],
+  [
+    'empty-string-filtering',
+    'Empty String Filtering Extension',
+    'Allow filtering by attributes with empty string value',
+  ],
   ['external-net', 'Neutron external network', 'Adds external network attribute to network resource.'],
-  ['ext-gw-mode', 'Neutron L3 Configurable external gateway mode', 'Extension of the router abstraction for specifying whether SNAT should occur on the external gateway'],
+  [
+    'ext-gw-mode',
+    'Neutron L3 Configurable external gateway mode',
+    'Extension of the router abstraction for specifying whether SNAT should occur on the external gateway',
+  ],
   ['extra_dhcp_opt', 'Neutron Extra DHCP options', 'Extra options configuration for DHCP.'],
   ['extraroute', 'Neutron Extra Route', 'Extra routes configuration for L3 router'],
   ['filter-validation', 'Filter parameters validation', 'Provides validation on filter parameters.'],
-  ['fip-port-details', 'Floating IP Port Details Extension', 'Add port_details attribute to Floating IP resource'],
-  ['ip-substring-filtering', 'IP address substring filtering', 'Provides IP address substring filtering when listing ports'],
+  [
+    'fip-port-details',
+    'Floating IP Port Details Extension',
+    'Add port_details attribute to Floating IP resource',
+  ],
+  [
+    'ip-substring-filtering',
+    'IP address substring filtering',
+    'Provides IP address substring filtering when listing ports',
+  ],
   ['net-mtu', 'Network MTU', 'Provides MTU attribute for a network resource.'],
   ['net-mtu-writable', 'Network MTU (writable)', 'Provides a writable MTU attribute for a network resource.'],
   ['network_availability_zone', 'Network Availability Zone', 'Availability zone support for network.'],
@@ -27,16 +43,44 @@ const EXTENSIONS: [string, string, string][] = [
   ['project-id', 'project_id field enabled', 'Extension that indicates that project_id field is enabled.'],
   ['provider', 'Provider Network', 'Expose mapping of virtual networks to physical networks'],
   ['quotas', 'Quota management support', 'Expose functions for quotas management per project'],
-  ['quota_details', 'Quota details management support', 'Expose functions for quotas usage statistics per project'],
-  ['router', 'Neutron L3 Router', 'Router abstraction for basic L3 forwarding between L2 Neutron networks and access to external networks via a NAT gateway.'],
+  [
+    'quota_details',
+    'Quota details management support',
+    'Expose functions for quotas usage statistics per project',
+  ],
+  [
+    'router',
+    'Neutron L3 Router',
+    'Router abstraction for basic L3 forwarding between L2 Neutron networks and access to external networks via a NAT gateway.',
+  ],
   ['router_availability_zone', 'Router Availability Zone', 'Availability zone support for router.'],
   ['security-group', 'security-group', 'The security groups extension.'],
   ['sorting', 'Sorting support', 'Extension that indicates that sorting is enabled.'],
-  ['standard-attr-description', 'standard-attr-description', 'Extension to add descriptions to standard attributes'],
-  ['standard-attr-revisions', 'Resource revision numbers', 'This extension will display the revision number of neutron resources.'],
-  ['standard-attr-tag', 'Tag support for resources with standard attribute: subnet, trunk, network_segment_range, router, network, policy, subnetpool, port, security_group, floatingip', 'Enables to set tag on resources with standard attribute.'],
-  ['standard-attr-timestamp', 'Resource timestamps', 'Adds created_at and updated_at fields to all Neutron resources that have Neutron standard attributes.'],
-  ['stateful-security-group', 'Stateful security group', 'Indicates if the security group is stateful or not'],
+  [
+    'standard-attr-description',
+    'standard-attr-description',
+    'Extension to add descriptions to standard attributes',
+  ],
+  [
+    'standard-attr-revisions',
+    'Resource revision numbers',
+    'This extension will display the revision number of neutron resources.',
+  ],
+  [
+    'standard-attr-tag',
+    'Tag support for resources with standard attribute: subnet, trunk, network_segment_range, router, network, policy, subnetpool, port, security_group, floatingip',
+    'Enables to set tag on resources with standard attribute.',
+  ],
+  [
+    'standard-attr-timestamp',
+    'Resource timestamps',
+    'Adds created_at and updated_at fields to all Neutron resources that have Neutron standard attributes.',
+  ],
+  [
+    'stateful-security-group',
+    'Stateful security group',
+    'Indicates if the security group is stateful or not',
+  ],
   ['subnet-service-types', 'Subnet service types', 'Provides ability to set the subnet service_types field'],
 ];
 
@@ -44,10 +88,23 @@ function extensionView([alias, name, description]: [string, string, string]) {
   return { alias, name, description, updated: '2013-01-01T10:00:00-00:00', links: [] };
 }
 
-const QuotaBody = z.object({ quota: z.record(z.string(), z.union([z.number().int(), z.string().regex(/^-?\d+$/).transform(Number)])) });
+const QuotaBody = z.object({
+  quota: z.record(
+    z.string(),
+    z.union([
+      z.number().int(),
+      z
+        .string()
+        .regex(/^-?\d+$/)
+        .transform(Number),
+    ]),
+  ),
+});
 
 function tagNotFound(tag: string, res: string, id: string): NotFoundError {
-  return new NotFoundError(`Tag ${tag} could not be found for ${res.replace(/s$/, '')} ${id}.`, { code: 'TagNotFound' });
+  return new NotFoundError(`Tag ${tag} could not be found for ${res.replace(/s$/, '')} ${id}.`, {
+    code: 'TagNotFound',
+  });
 }
 
 const TAG_RESOURCES = ['networks', 'subnets', 'ports', 'routers', 'security-groups', 'floatingips'] as const;
@@ -57,7 +114,10 @@ export function registerMiscRoutes(r: ServiceRoutes, ctx: CloudContext, svc: Net
   r.get('/v2.0/extensions', 'extensions.list', async () => ({ extensions: EXTENSIONS.map(extensionView) }));
   r.get('/v2.0/extensions/:alias', 'extensions.show', async (req) => {
     const e = EXTENSIONS.find((x) => x[0] === p(req, 'alias'));
-    if (!e) throw new NotFoundError(`Extension with alias ${p(req, 'alias')} does not exist`, { code: 'HTTPNotFound' });
+    if (!e)
+      throw new NotFoundError(`Extension with alias ${p(req, 'alias')} does not exist`, {
+        code: 'HTTPNotFound',
+      });
     return { extension: extensionView(e) };
   });
 
@@ -69,11 +129,21 @@ export function registerMiscRoutes(r: ServiceRoutes, ctx: CloudContext, svc: Net
   }));
 
   // --- quotas ---
-  const RESOURCES: NeutronResource[] = ['network', 'subnet', 'port', 'router', 'floatingip', 'security_group', 'security_group_rule'];
+  const RESOURCES: NeutronResource[] = [
+    'network',
+    'subnet',
+    'port',
+    'router',
+    'floatingip',
+    'security_group',
+    'security_group_rule',
+  ];
 
   function checkAccess(caller: ReturnType<typeof callerOf>, project: string): void {
     if (!caller.isAdmin && project !== caller.project) {
-      throw new NotAllowedError('Non-admin is not authorized to access quotas for another project', { code: 'HTTPForbidden' });
+      throw new NotAllowedError('Non-admin is not authorized to access quotas for another project', {
+        code: 'HTTPForbidden',
+      });
     }
   }
 
@@ -81,7 +151,8 @@ export function registerMiscRoutes(r: ServiceRoutes, ctx: CloudContext, svc: Net
     const caller = callerOf(req);
     const projects = caller.isAdmin ? await ctx.quotas.projectsWithOverrides('network') : [caller.project];
     const out = [];
-    for (const project of projects) out.push({ ...(await ctx.quotas.limits(project, 'network')), project_id: project, tenant_id: project });
+    for (const project of projects)
+      out.push({ ...(await ctx.quotas.limits(project, 'network')), project_id: project, tenant_id: project });
     return { quotas: out };
   });
 
@@ -105,7 +176,9 @@ export function registerMiscRoutes(r: ServiceRoutes, ctx: CloudContext, svc: Net
     const limits = await ctx.quotas.limits(project, 'network');
     const quota: Record<string, { limit: number; used: number; reserved: number }> = {};
     for (const [name, limit] of Object.entries(limits)) {
-      const used = (RESOURCES as string[]).includes(name) ? await svc.usage(project, name as NeutronResource) : 0;
+      const used = (RESOURCES as string[]).includes(name)
+        ? await svc.usage(project, name as NeutronResource)
+        : 0;
       quota[name] = { limit, used, reserved: 0 };
     }
     return { quota };
@@ -117,7 +190,8 @@ export function registerMiscRoutes(r: ServiceRoutes, ctx: CloudContext, svc: Net
     const b = QuotaBody.safeParse(bodyOf(req));
     if (!b.success) throw E.invalidInput('quota values must be integers');
     for (const [k, v] of Object.entries(b.data.quota)) {
-      if (!(k in ctx.quotas.defaultsOf('network'))) throw E.badRequest('quota', `Unrecognized attribute(s) '${k}'`);
+      if (!(k in ctx.quotas.defaultsOf('network')))
+        throw E.badRequest('quota', `Unrecognized attribute(s) '${k}'`);
       if (v < -1) throw E.invalidInputFor(k, `'${v}' is too small - must be at least '-1'`);
     }
     return { quota: await ctx.quotas.set(p(req, 'project'), 'network', b.data.quota) };
@@ -131,7 +205,9 @@ export function registerMiscRoutes(r: ServiceRoutes, ctx: CloudContext, svc: Net
   });
 
   // --- tags (standard-attr-tag) ---
-  const repoFor = (res: TagResource): Repo<{ tags: string[]; updated_at: string; revision_number: number }> => {
+  const repoFor = (
+    res: TagResource,
+  ): Repo<{ tags: string[]; updated_at: string; revision_number: number }> => {
     switch (res) {
       case 'networks':
         return ctx.repos.networks;
@@ -175,7 +251,8 @@ export function registerMiscRoutes(r: ServiceRoutes, ctx: CloudContext, svc: Net
   }
 
   const validTag = (t: string) => {
-    if (t.length === 0 || t.length > 255 || t.includes(',')) throw E.invalidInputFor('tags', `'${t}' is not a valid tag`);
+    if (t.length === 0 || t.length > 255 || t.includes(','))
+      throw E.invalidInputFor('tags', `'${t}' is not a valid tag`);
     return t;
   };
 
@@ -196,27 +273,49 @@ export function registerMiscRoutes(r: ServiceRoutes, ctx: CloudContext, svc: Net
       const b = z.object({ tags: z.array(z.string()) }).safeParse(bodyOf(req));
       if (!b.success) throw E.invalidInputFor('tags', 'a list of strings is required');
       const tags = [...new Set(b.data.tags.map(validTag))];
-      await repo.mutate(row.project, row.id, (cur) => ({ ...cur.rec, tags, updated_at: nowIso(ctx), revision_number: cur.rec.revision_number + 1 }));
+      await repo.mutate(row.project, row.id, (cur) => ({
+        ...cur.rec,
+        tags,
+        updated_at: nowIso(ctx),
+        revision_number: cur.rec.revision_number + 1,
+      }));
       return { tags };
     });
     r.put(`${base}/:tag`, `${op}.tags.add`, async (req, reply) => {
       const { repo, row } = await target(req, res);
       const tag = validTag(p(req, 'tag'));
       await repo.mutate(row.project, row.id, (cur) =>
-        cur.rec.tags.includes(tag) ? undefined : { ...cur.rec, tags: [...cur.rec.tags, tag], updated_at: nowIso(ctx), revision_number: cur.rec.revision_number + 1 },
+        cur.rec.tags.includes(tag)
+          ? undefined
+          : {
+              ...cur.rec,
+              tags: [...cur.rec.tags, tag],
+              updated_at: nowIso(ctx),
+              revision_number: cur.rec.revision_number + 1,
+            },
       );
       return reply.code(201).send();
     });
     r.delete(base, `${op}.tags.clear`, async (req, reply) => {
       const { repo, row } = await target(req, res);
-      await repo.mutate(row.project, row.id, (cur) => ({ ...cur.rec, tags: [], updated_at: nowIso(ctx), revision_number: cur.rec.revision_number + 1 }));
+      await repo.mutate(row.project, row.id, (cur) => ({
+        ...cur.rec,
+        tags: [],
+        updated_at: nowIso(ctx),
+        revision_number: cur.rec.revision_number + 1,
+      }));
       return reply.code(204).send();
     });
     r.delete(`${base}/:tag`, `${op}.tags.remove`, async (req, reply) => {
       const { repo, row } = await target(req, res);
       const tag = p(req, 'tag');
       if (!row.rec.tags.includes(tag)) throw tagNotFound(tag, res, row.id);
-      await repo.mutate(row.project, row.id, (cur) => ({ ...cur.rec, tags: cur.rec.tags.filter((t) => t !== tag), updated_at: nowIso(ctx), revision_number: cur.rec.revision_number + 1 }));
+      await repo.mutate(row.project, row.id, (cur) => ({
+        ...cur.rec,
+        tags: cur.rec.tags.filter((t) => t !== tag),
+        updated_at: nowIso(ctx),
+        revision_number: cur.rec.revision_number + 1,
+      }));
       return reply.code(204).send();
     });
   }

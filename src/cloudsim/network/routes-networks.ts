@@ -74,7 +74,10 @@ const SubnetUpdate = z.object({
 });
 
 /** The project a create acts in: the token's, or (admins only) the one named in the body. */
-export function targetProject(caller: { project: string; isAdmin: boolean }, body: { tenant_id?: string | undefined; project_id?: string | undefined }): string {
+export function targetProject(
+  caller: { project: string; isAdmin: boolean },
+  body: { tenant_id?: string | undefined; project_id?: string | undefined },
+): string {
   const wanted = body.project_id ?? body.tenant_id;
   if (wanted === undefined || wanted === caller.project) return caller.project;
   if (!caller.isAdmin) throw E.notAuthorized(`(rule:create_network) is disallowed by policy`);
@@ -95,19 +98,27 @@ export function registerNetworkRoutes(r: ServiceRoutes, ctx: CloudContext, svc: 
   r.get('/v2.0/networks', 'networks.list', async (req) => {
     const caller = callerOf(req);
     const rows = (await repos.networks.list()).filter((n) => svc.canSeeNetwork(caller, n));
-    return neutronList(req, 'networks', rows.map((n) => networkView(n, caller.isAdmin)));
+    return neutronList(
+      req,
+      'networks',
+      rows.map((n) => networkView(n, caller.isAdmin)),
+    );
   });
 
   r.get('/v2.0/networks/:id', 'networks.show', async (req) => {
     const caller = callerOf(req);
-    return { network: projectFields(req, networkView(await svc.getNetwork(caller, p(req, 'id')), caller.isAdmin)) };
+    return {
+      network: projectFields(req, networkView(await svc.getNetwork(caller, p(req, 'id')), caller.isAdmin)),
+    };
   });
 
   r.post('/v2.0/networks', 'networks.create', async (req, reply) => {
     const caller = callerOf(req);
     const b = parseNeutronBody(bodyOf(req), 'network', NetworkCreate);
     if ((b['router:external'] || b.shared || b['provider:network_type'] !== undefined) && !caller.isAdmin) {
-      throw E.notAuthorized(`(rule:create_network and rule:create_network:${b['router:external'] ? 'router:external' : b.shared ? 'shared' : 'provider:network_type'}) is disallowed by policy`);
+      throw E.notAuthorized(
+        `(rule:create_network and rule:create_network:${b['router:external'] ? 'router:external' : b.shared ? 'shared' : 'provider:network_type'}) is disallowed by policy`,
+      );
     }
     const project = targetProject(caller, b);
     await svc.checkQuota(project, 'network');
@@ -133,7 +144,9 @@ export function registerNetworkRoutes(r: ServiceRoutes, ctx: CloudContext, svc: 
       availability_zone_hints: b.availability_zone_hints,
       network_type: b['provider:network_type'] ?? (b['router:external'] ? 'flat' : 'geneve'),
       physical_network: b['provider:physical_network'] ?? (b['router:external'] ? 'public' : null),
-      segmentation_id: b['provider:segmentation_id'] ?? (b['router:external'] ? null : 1000 + Math.floor(Math.random() * 60000)),
+      segmentation_id:
+        b['provider:segmentation_id'] ??
+        (b['router:external'] ? null : 1000 + Math.floor(Math.random() * 60000)),
       dns_domain: b.dns_domain,
     };
     const row = await repos.networks.create(project, id, rec, { labels: { external: String(rec.external) } });
@@ -147,7 +160,9 @@ export function registerNetworkRoutes(r: ServiceRoutes, ctx: CloudContext, svc: 
     const net = await svc.getNetwork(caller, p(req, 'id'));
     if (!svc.ownsOrAdmin(caller, net.project)) throw E.networkNotFound(net.id);
     if ((b['router:external'] !== undefined || b.shared !== undefined) && !caller.isAdmin) {
-      throw E.notAuthorized(`(rule:update_network and rule:update_network:${b.shared !== undefined ? 'shared' : 'router:external'}) is disallowed by policy`);
+      throw E.notAuthorized(
+        `(rule:update_network and rule:update_network:${b.shared !== undefined ? 'shared' : 'router:external'}) is disallowed by policy`,
+      );
     }
     const row = await repos.networks.mutate(net.project, net.id, (cur) => {
       const rec = bump({ ...cur.rec });
@@ -180,8 +195,12 @@ export function registerNetworkRoutes(r: ServiceRoutes, ctx: CloudContext, svc: 
 
   r.get('/v2.0/subnets', 'subnets.list', async (req) => {
     const caller = callerOf(req);
-    const visibleNets = new Set((await repos.networks.list()).filter((n) => svc.canSeeNetwork(caller, n)).map((n) => n.id));
-    const rows = (await repos.subnets.list()).filter((s) => svc.ownsOrAdmin(caller, s.project) || visibleNets.has(s.rec.network_id));
+    const visibleNets = new Set(
+      (await repos.networks.list()).filter((n) => svc.canSeeNetwork(caller, n)).map((n) => n.id),
+    );
+    const rows = (await repos.subnets.list()).filter(
+      (s) => svc.ownsOrAdmin(caller, s.project) || visibleNets.has(s.rec.network_id),
+    );
     return neutronList(req, 'subnets', rows.map(subnetView));
   });
 
@@ -196,16 +215,22 @@ export function registerNetworkRoutes(r: ServiceRoutes, ctx: CloudContext, svc: 
     const project = targetProject(caller, b);
     const net = await svc.getNetwork(caller, b.network_id);
     if (!svc.ownsOrAdmin(caller, net.project)) {
-      throw E.notAuthorized(`(rule:create_subnet and rule:create_subnet:network_owner) is disallowed by policy`);
+      throw E.notAuthorized(
+        `(rule:create_subnet and rule:create_subnet:network_owner) is disallowed by policy`,
+      );
     }
-    if (Number(b.ip_version) !== 4) throw E.invalidInput('the embedded cloud supports IPv4 subnets only (ip_version 4)');
-    if (b.cidr === undefined) throw E.badRequest('subnet', 'a cidr must be specified in the absence of a subnet pool');
+    if (Number(b.ip_version) !== 4)
+      throw E.invalidInput('the embedded cloud supports IPv4 subnets only (ip_version 4)');
+    if (b.cidr === undefined)
+      throw E.badRequest('subnet', 'a cidr must be specified in the absence of a subnet pool');
     const cidr = parseCidrOrThrow(b.cidr);
     if (cidr.prefix > 30) throw E.invalidInput(`Invalid CIDR ${cidr.text} for IPv4 subnet`);
     for (const other of await svc.subnetsOf(net)) {
       const o = parseCidr4(other.rec.cidr)!;
       if (cidrsOverlap(o, cidr)) {
-        throw E.invalidInput(`Requested subnet with cidr: ${cidr.text} for network: ${net.id} overlaps with another subnet`);
+        throw E.invalidInput(
+          `Requested subnet with cidr: ${cidr.text} for network: ${net.id} overlaps with another subnet`,
+        );
       }
     }
     let gateway: string | null;
@@ -213,7 +238,8 @@ export function registerNetworkRoutes(r: ServiceRoutes, ctx: CloudContext, svc: 
     else if (b.gateway_ip === undefined) gateway = formatIpv4(cidr.network + 1);
     else {
       const g = parseIpv4(b.gateway_ip);
-      if (g === undefined) throw E.invalidInputFor('gateway_ip', `'${b.gateway_ip}' is not a valid IP address`);
+      if (g === undefined)
+        throw E.invalidInputFor('gateway_ip', `'${b.gateway_ip}' is not a valid IP address`);
       gateway = formatIpv4(g);
     }
     const gw = gateway === null ? undefined : parseIpv4(gateway);
@@ -244,7 +270,9 @@ export function registerNetworkRoutes(r: ServiceRoutes, ctx: CloudContext, svc: 
     };
     const row = await repos.subnets.create(project, id, rec, { labels: { network_id: net.id } });
     try {
-      await repos.networks.mutate(net.project, net.id, (cur) => bump({ ...cur.rec, subnets: [...cur.rec.subnets, id] }));
+      await repos.networks.mutate(net.project, net.id, (cur) =>
+        bump({ ...cur.rec, subnets: [...cur.rec.subnets, id] }),
+      );
     } catch (err) {
       await repos.subnets.remove(row);
       throw err;
@@ -270,7 +298,8 @@ export function registerNetworkRoutes(r: ServiceRoutes, ctx: CloudContext, svc: 
         if (b.gateway_ip === null) rec.gateway_ip = null;
         else {
           const g = parseIpv4(b.gateway_ip);
-          if (g === undefined) throw E.invalidInputFor('gateway_ip', `'${b.gateway_ip}' is not a valid IP address`);
+          if (g === undefined)
+            throw E.invalidInputFor('gateway_ip', `'${b.gateway_ip}' is not a valid IP address`);
           rec.gateway_ip = formatIpv4(g);
         }
       }
@@ -290,7 +319,10 @@ export function registerNetworkRoutes(r: ServiceRoutes, ctx: CloudContext, svc: 
     if ((await allocationsOnSubnet(ctx, sub)).length > 0) throw E.subnetInUse(sub.id);
     await repos.subnets.remove(sub);
     const net = await repos.networks.find(sub.rec.network_id);
-    if (net) await repos.networks.mutate(net.project, net.id, (cur) => bump({ ...cur.rec, subnets: cur.rec.subnets.filter((s) => s !== sub.id) }));
+    if (net)
+      await repos.networks.mutate(net.project, net.id, (cur) =>
+        bump({ ...cur.rec, subnets: cur.rec.subnets.filter((s) => s !== sub.id) }),
+      );
     return reply.code(204).send();
   });
 }
@@ -299,19 +331,32 @@ function parseCidrOrThrow(text: string) {
   const cidr = parseCidr4(text);
   if (cidr) return cidr;
   const loose = parseCidr4(text, true);
-  if (loose) throw E.invalidInputFor('cidr', `'${text}' isn't a recognized IP subnet cidr, '${loose.text}' is recommended`);
+  if (loose)
+    throw E.invalidInputFor(
+      'cidr',
+      `'${text}' isn't a recognized IP subnet cidr, '${loose.text}' is recommended`,
+    );
   throw E.invalidInputFor('cidr', `'${text}' is not a valid IP subnet`);
 }
 
-function checkPools(pools: { start: string; end: string }[], cidr: NonNullable<ReturnType<typeof parseCidr4>>, gateway: number | undefined): void {
+function checkPools(
+  pools: { start: string; end: string }[],
+  cidr: NonNullable<ReturnType<typeof parseCidr4>>,
+  gateway: number | undefined,
+): void {
   for (const pool of pools) {
     const s = parseIpv4(pool.start);
     const e = parseIpv4(pool.end);
-    if (s === undefined || e === undefined || s > e) throw E.invalidInput(`Invalid allocation pool ${pool.start}-${pool.end}`);
-    if (s < cidr.network || e > cidr.last) throw E.invalidInput(`The allocation pool ${pool.start}-${pool.end} spans beyond the subnet cidr ${cidr.text}`);
+    if (s === undefined || e === undefined || s > e)
+      throw E.invalidInput(`Invalid allocation pool ${pool.start}-${pool.end}`);
+    if (s < cidr.network || e > cidr.last)
+      throw E.invalidInput(
+        `The allocation pool ${pool.start}-${pool.end} spans beyond the subnet cidr ${cidr.text}`,
+      );
     if (gateway !== undefined && gateway >= s && gateway <= e) {
-      throw E.invalidInput(`Gateway ip ${formatIpv4(gateway)} conflicts with allocation pool ${pool.start}-${pool.end}`);
+      throw E.invalidInput(
+        `Gateway ip ${formatIpv4(gateway)} conflicts with allocation pool ${pool.start}-${pool.end}`,
+      );
     }
   }
 }
-

@@ -21,7 +21,10 @@ const PortCreate = z.object({
   security_groups: z.array(z.string()).nullable().optional(),
   device_id: z.string().default(''),
   device_owner: z.string().default(''),
-  mac_address: z.string().regex(/^([0-9a-fA-F]{2}:){5}[0-9a-fA-F]{2}$/).optional(),
+  mac_address: z
+    .string()
+    .regex(/^([0-9a-fA-F]{2}:){5}[0-9a-fA-F]{2}$/)
+    .optional(),
   admin_state_up: z.boolean().default(true),
   port_security_enabled: z.boolean().optional(),
   allowed_address_pairs: z.array(Pair).default([]),
@@ -55,8 +58,16 @@ export function registerPortRoutes(r: ServiceRoutes, ctx: CloudContext, svc: Net
 
   r.get('/v2.0/ports', 'ports.list', async (req) => {
     const caller = callerOf(req);
-    const rows = caller.isAdmin ? await repos.ports.list() : (await repos.ports.list({ project: caller.project })).filter((x) => x.rec.tenant_id === caller.project);
-    return neutronList(req, 'ports', rows.map((x) => portView(x, caller.isAdmin)));
+    const rows = caller.isAdmin
+      ? await repos.ports.list()
+      : (await repos.ports.list({ project: caller.project })).filter(
+          (x) => x.rec.tenant_id === caller.project,
+        );
+    return neutronList(
+      req,
+      'ports',
+      rows.map((x) => portView(x, caller.isAdmin)),
+    );
   });
 
   r.get('/v2.0/ports/:id', 'ports.show', async (req) => {
@@ -74,11 +85,19 @@ export function registerPortRoutes(r: ServiceRoutes, ctx: CloudContext, svc: Net
     if (!svc.canUseNetwork(caller, net)) {
       throw E.notAuthorized(`(rule:create_port and rule:create_port:network_owner) is disallowed by policy`);
     }
-    if (b['binding:host_id'] !== undefined && !caller.isAdmin) throw E.notAuthorized('(rule:create_port and rule:create_port:binding:host_id) is disallowed by policy');
+    if (b['binding:host_id'] !== undefined && !caller.isAdmin)
+      throw E.notAuthorized(
+        '(rule:create_port and rule:create_port:binding:host_id) is disallowed by policy',
+      );
     if (b.mac_address !== undefined) {
-      const taken = (await svc.portsOnNetwork(net.id)).some((x) => x.rec.mac_address === b.mac_address!.toLowerCase());
+      const taken = (await svc.portsOnNetwork(net.id)).some(
+        (x) => x.rec.mac_address === b.mac_address!.toLowerCase(),
+      );
       if (taken) {
-        throw new ConflictError(`Unable to complete operation for network ${net.id}. The mac address ${b.mac_address} is in use.`, { code: 'MacAddressInUse' });
+        throw new ConflictError(
+          `Unable to complete operation for network ${net.id}. The mac address ${b.mac_address} is in use.`,
+          { code: 'MacAddressInUse' },
+        );
       }
     }
     const row = await svc.createPort({
@@ -109,7 +128,10 @@ export function registerPortRoutes(r: ServiceRoutes, ctx: CloudContext, svc: Net
     const caller = callerOf(req);
     const b = parseNeutronBody(bodyOf(req), 'port', PortUpdate);
     const port = await svc.getPort(caller, p(req, 'id'));
-    if (b['binding:host_id'] !== undefined && !caller.isAdmin) throw E.notAuthorized('(rule:update_port and rule:update_port:binding:host_id) is disallowed by policy');
+    if (b['binding:host_id'] !== undefined && !caller.isAdmin)
+      throw E.notAuthorized(
+        '(rule:update_port and rule:update_port:binding:host_id) is disallowed by policy',
+      );
     if (b.security_groups) {
       for (const sgId of b.security_groups) {
         const sg = await repos.securityGroups.find(sgId);
@@ -127,12 +149,18 @@ export function registerPortRoutes(r: ServiceRoutes, ctx: CloudContext, svc: Net
       if (b.port_security_enabled !== undefined) rec.port_security_enabled = b.port_security_enabled;
       if (b.security_groups !== undefined) rec.security_groups = [...new Set(b.security_groups ?? [])];
       if (!rec.port_security_enabled && rec.security_groups.length > 0 && b.port_security_enabled === false) {
-        throw new ConflictError('Port has security group associated. Cannot disable port security or ip address until security group is removed', {
-          code: 'PortSecurityPortHasSecurityGroup',
-        });
+        throw new ConflictError(
+          'Port has security group associated. Cannot disable port security or ip address until security group is removed',
+          {
+            code: 'PortSecurityPortHasSecurityGroup',
+          },
+        );
       }
       if (b.allowed_address_pairs !== undefined) {
-        rec.allowed_address_pairs = (b.allowed_address_pairs ?? []).map((a) => ({ ip_address: a.ip_address, mac_address: a.mac_address ?? rec.mac_address }));
+        rec.allowed_address_pairs = (b.allowed_address_pairs ?? []).map((a) => ({
+          ip_address: a.ip_address,
+          mac_address: a.mac_address ?? rec.mac_address,
+        }));
       }
       if (b['binding:host_id'] !== undefined) rec.binding_host_id = b['binding:host_id'];
       if (b['binding:profile'] !== undefined) rec.binding_profile = b['binding:profile'] ?? {};
@@ -142,14 +170,27 @@ export function registerPortRoutes(r: ServiceRoutes, ctx: CloudContext, svc: Net
       if (b.fixed_ips !== undefined) {
         const net = (await repos.networks.find(rec.network_id))!;
         const subnets = await svc.subnetsOf(net);
-        const keep = rec.fixed_ips.filter((f) => b.fixed_ips!.some((w) => w.ip_address === f.ip_address && (w.subnet_id === undefined || w.subnet_id === f.subnet_id)));
+        const keep = rec.fixed_ips.filter((f) =>
+          b.fixed_ips!.some(
+            (w) =>
+              w.ip_address === f.ip_address && (w.subnet_id === undefined || w.subnet_id === f.subnet_id),
+          ),
+        );
         const wanted = b.fixed_ips.filter((w) => !keep.some((k) => k.ip_address === w.ip_address));
         const release = rec.fixed_ips.filter((f) => !keep.includes(f));
         const requests: { subnet_id: string; ip_address?: string }[] = [];
         for (const w of wanted) {
-          const s = w.subnet_id ? subnets.find((x) => x.id === w.subnet_id) : subnets.find((x) => w.ip_address !== undefined && svc.subnetContains(x, w.ip_address));
-          if (!s) throw E.invalidInput(`Failed to update port ${rec.id}, because fixed_ips included invalid subnet ${w.subnet_id ?? w.ip_address ?? ''}`);
-          requests.push({ subnet_id: s.id, ...(w.ip_address !== undefined ? { ip_address: w.ip_address } : {}) });
+          const s = w.subnet_id
+            ? subnets.find((x) => x.id === w.subnet_id)
+            : subnets.find((x) => w.ip_address !== undefined && svc.subnetContains(x, w.ip_address));
+          if (!s)
+            throw E.invalidInput(
+              `Failed to update port ${rec.id}, because fixed_ips included invalid subnet ${w.subnet_id ?? w.ip_address ?? ''}`,
+            );
+          requests.push({
+            subnet_id: s.id,
+            ...(w.ip_address !== undefined ? { ip_address: w.ip_address } : {}),
+          });
         }
         const alloc = await svc.ipam.allocateAll(subnets, requests, rec.id);
         ops.push(...(await svc.ipam.releaseOps(rec.id, release)), ...alloc.ops);
@@ -169,10 +210,16 @@ export function registerPortRoutes(r: ServiceRoutes, ctx: CloudContext, svc: Net
   r.delete('/v2.0/ports/:id', 'ports.delete', async (req, reply) => {
     const caller = callerOf(req);
     const port = await svc.getPort(caller, p(req, 'id'));
-    if (port.rec.device_owner === 'network:router_interface' || port.rec.device_owner === 'network:router_gateway') {
-      throw new ConflictError(`Port ${port.id} cannot be deleted directly via the port API: has device owner ${port.rec.device_owner}.`, {
-        code: 'ServicePortInUse',
-      });
+    if (
+      port.rec.device_owner === 'network:router_interface' ||
+      port.rec.device_owner === 'network:router_gateway'
+    ) {
+      throw new ConflictError(
+        `Port ${port.id} cannot be deleted directly via the port API: has device owner ${port.rec.device_owner}.`,
+        {
+          code: 'ServicePortInUse',
+        },
+      );
     }
     await svc.deletePort(port);
     return reply.code(204).send();

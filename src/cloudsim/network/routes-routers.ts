@@ -16,7 +16,9 @@ import { routerView } from './views.ts';
 const GatewayInfo = z.object({
   network_id: z.string(),
   enable_snat: z.boolean().optional(),
-  external_fixed_ips: z.array(z.object({ subnet_id: z.string().optional(), ip_address: z.string().optional() })).optional(),
+  external_fixed_ips: z
+    .array(z.object({ subnet_id: z.string().optional(), ip_address: z.string().optional() }))
+    .optional(),
 });
 
 const RouterCreate = z.object({
@@ -36,8 +38,14 @@ const RouterUpdate = z.object({
   name: z.string().max(255).optional(),
   description: z.string().max(255).optional(),
   admin_state_up: z.boolean().optional(),
-  external_gateway_info: z.union([GatewayInfo, z.object({}).strict()]).nullable().optional(),
-  routes: z.array(z.object({ destination: z.string(), nexthop: z.string() })).nullable().optional(),
+  external_gateway_info: z
+    .union([GatewayInfo, z.object({}).strict()])
+    .nullable()
+    .optional(),
+  routes: z
+    .array(z.object({ destination: z.string(), nexthop: z.string() }))
+    .nullable()
+    .optional(),
 });
 
 const InterfaceBody = z.object({ subnet_id: z.string().optional(), port_id: z.string().optional() });
@@ -46,12 +54,18 @@ export function registerRouterRoutes(r: ServiceRoutes, ctx: CloudContext, svc: N
   const repos = ctx.repos;
 
   /** Writes that give a router a gateway on an external network (a gateway port with an address there). */
-  async function gatewayOps(router: { id: string; project: string }, info: z.infer<typeof GatewayInfo>, caller: ReturnType<typeof callerOf>) {
+  async function gatewayOps(
+    router: { id: string; project: string },
+    info: z.infer<typeof GatewayInfo>,
+    caller: ReturnType<typeof callerOf>,
+  ) {
     const net = await repos.networks.find(info.network_id);
     if (!net || !svc.canSeeNetwork(caller, net)) throw E.networkNotFound(info.network_id);
     if (!net.rec.external) throw E.badRequest('router', `Network ${net.id} is not a valid external network`);
     if (info.external_fixed_ips?.length && !caller.isAdmin) {
-      throw E.notAuthorized('(rule:create_router and rule:create_router:external_gateway_info:external_fixed_ips) is disallowed by policy');
+      throw E.notAuthorized(
+        '(rule:create_router and rule:create_router:external_gateway_info:external_fixed_ips) is disallowed by policy',
+      );
     }
     const { rec: port, ops } = await svc.preparePort({
       project: router.project,
@@ -86,14 +100,21 @@ export function registerRouterRoutes(r: ServiceRoutes, ctx: CloudContext, svc: N
         await ctx.store.commit(await build());
         return;
       } catch (err) {
-        if (!(err instanceof ConflictError) || (err.code !== 'Conflict' && err.code !== 'AlreadyExists') || attempt > 10) throw err;
+        if (
+          !(err instanceof ConflictError) ||
+          (err.code !== 'Conflict' && err.code !== 'AlreadyExists') ||
+          attempt > 10
+        )
+          throw err;
       }
     }
   }
 
   r.get('/v2.0/routers', 'routers.list', async (req) => {
     const caller = callerOf(req);
-    const rows = caller.isAdmin ? await repos.routers.list() : await repos.routers.list({ project: caller.project });
+    const rows = caller.isAdmin
+      ? await repos.routers.list()
+      : await repos.routers.list({ project: caller.project });
     return neutronList(req, 'routers', rows.map(routerView));
   });
 
@@ -148,17 +169,30 @@ export function registerRouterRoutes(r: ServiceRoutes, ctx: CloudContext, svc: N
     const router = await svc.getRouter(caller, p(req, 'id'));
     await commitRetrying(async () => {
       const cur = await svc.getRouter(caller, router.id);
-      const rec: Router = { ...cur.rec, updated_at: nowIso(ctx), revision_number: cur.rec.revision_number + 1 };
+      const rec: Router = {
+        ...cur.rec,
+        updated_at: nowIso(ctx),
+        revision_number: cur.rec.revision_number + 1,
+      };
       const ops: WriteOp[] = [];
       if (b.name !== undefined) rec.name = b.name;
       if (b.description !== undefined) rec.description = b.description;
       if (b.admin_state_up !== undefined) rec.admin_state_up = b.admin_state_up;
       if (b.routes !== undefined) rec.routes = b.routes ?? [];
       if (b.external_gateway_info !== undefined) {
-        const info = b.external_gateway_info && 'network_id' in b.external_gateway_info ? (b.external_gateway_info as z.infer<typeof GatewayInfo>) : null;
-        const same = info && cur.rec.external_gateway_info?.network_id === info.network_id && !info.external_fixed_ips?.length;
+        const info =
+          b.external_gateway_info && 'network_id' in b.external_gateway_info
+            ? (b.external_gateway_info as z.infer<typeof GatewayInfo>)
+            : null;
+        const same =
+          info &&
+          cur.rec.external_gateway_info?.network_id === info.network_id &&
+          !info.external_fixed_ips?.length;
         if (same) {
-          rec.external_gateway_info = { ...cur.rec.external_gateway_info!, enable_snat: info.enable_snat ?? cur.rec.external_gateway_info!.enable_snat };
+          rec.external_gateway_info = {
+            ...cur.rec.external_gateway_info!,
+            enable_snat: info.enable_snat ?? cur.rec.external_gateway_info!.enable_snat,
+          };
         } else {
           ops.push(...(await clearGatewayOps(cur)));
           rec.external_gateway_info = null;
@@ -191,8 +225,10 @@ export function registerRouterRoutes(r: ServiceRoutes, ctx: CloudContext, svc: N
   r.put('/v2.0/routers/:id/add_router_interface', 'routers.add_interface', async (req) => {
     const caller = callerOf(req);
     const b = InterfaceBody.safeParse(bodyOf(req));
-    if (!b.success || (!b.data.subnet_id && !b.data.port_id)) throw E.badRequest('router', 'Either subnet_id or port_id must be specified');
-    if (b.data.subnet_id && b.data.port_id) throw E.badRequest('router', 'Cannot specify both subnet-id and port-id');
+    if (!b.success || (!b.data.subnet_id && !b.data.port_id))
+      throw E.badRequest('router', 'Either subnet_id or port_id must be specified');
+    if (b.data.subnet_id && b.data.port_id)
+      throw E.badRequest('router', 'Cannot specify both subnet-id and port-id');
     const router = await svc.getRouter(caller, p(req, 'id'));
     let portId = '';
     let subnetId = '';
@@ -205,13 +241,17 @@ export function registerRouterRoutes(r: ServiceRoutes, ctx: CloudContext, svc: N
         if (cur.rec.interfaces.some((i) => i.subnet_id === subnet.id)) {
           throw E.badRequest('router', `Router already has a port on subnet ${subnet.id}`);
         }
-        if (!subnet.rec.gateway_ip) throw E.badRequest('router', `Subnet for router interface must have a gateway IP`);
+        if (!subnet.rec.gateway_ip)
+          throw E.badRequest('router', `Subnet for router interface must have a gateway IP`);
         const net = (await repos.networks.find(subnet.rec.network_id))!;
         if (net.rec.external) throw E.badRequest('router', `Router port must have at least one fixed IP`);
         if (await svc.ipam.isAllocated(subnet, subnet.rec.gateway_ip)) {
-          throw new ConflictError(`Unable to complete operation for network ${net.id}. The IP address ${subnet.rec.gateway_ip} is in use.`, {
-            code: 'IpAddressInUse',
-          });
+          throw new ConflictError(
+            `Unable to complete operation for network ${net.id}. The IP address ${subnet.rec.gateway_ip} is in use.`,
+            {
+              code: 'IpAddressInUse',
+            },
+          );
         }
         const prepared = await svc.preparePort({
           project: cur.project,
@@ -228,14 +268,28 @@ export function registerRouterRoutes(r: ServiceRoutes, ctx: CloudContext, svc: N
         networkId = net.id;
       } else {
         const port = await svc.getPort(caller, b.data.port_id!);
-        if (port.rec.device_id !== '' || port.rec.device_owner !== '') throw E.portInUse(port.id, port.rec.network_id, port.rec.device_id);
+        if (port.rec.device_id !== '' || port.rec.device_owner !== '')
+          throw E.portInUse(port.id, port.rec.network_id, port.rec.device_id);
         const fixed = port.rec.fixed_ips[0];
         if (!fixed) throw E.badRequest('router', `Router port must have at least one fixed IP`);
         if (cur.rec.interfaces.some((i) => i.subnet_id === fixed.subnet_id)) {
           throw E.badRequest('router', `Router already has a port on subnet ${fixed.subnet_id}`);
         }
-        const rec = { ...port.rec, device_id: cur.id, device_owner: 'network:router_interface', status: 'ACTIVE', security_groups: [], updated_at: nowIso(ctx) };
-        ops.push(repos.ports.updateOp(port, rec, { network_id: rec.network_id, device_id: rec.device_id, owner: 'router_interface' }));
+        const rec = {
+          ...port.rec,
+          device_id: cur.id,
+          device_owner: 'network:router_interface',
+          status: 'ACTIVE',
+          security_groups: [],
+          updated_at: nowIso(ctx),
+        };
+        ops.push(
+          repos.ports.updateOp(port, rec, {
+            network_id: rec.network_id,
+            device_id: rec.device_id,
+            owner: 'router_interface',
+          }),
+        );
         portId = port.id;
         subnetId = fixed.subnet_id;
         networkId = port.rec.network_id;
@@ -249,13 +303,22 @@ export function registerRouterRoutes(r: ServiceRoutes, ctx: CloudContext, svc: N
       ops.push(repos.routers.updateOp(cur, rec));
       return ops;
     });
-    return { id: router.id, tenant_id: router.project, project_id: router.project, port_id: portId, network_id: networkId, subnet_id: subnetId, subnet_ids: [subnetId] };
+    return {
+      id: router.id,
+      tenant_id: router.project,
+      project_id: router.project,
+      port_id: portId,
+      network_id: networkId,
+      subnet_id: subnetId,
+      subnet_ids: [subnetId],
+    };
   });
 
   r.put('/v2.0/routers/:id/remove_router_interface', 'routers.remove_interface', async (req) => {
     const caller = callerOf(req);
     const b = InterfaceBody.safeParse(bodyOf(req));
-    if (!b.success || (!b.data.subnet_id && !b.data.port_id)) throw E.badRequest('router', 'Either subnet_id or port_id must be specified');
+    if (!b.success || (!b.data.subnet_id && !b.data.port_id))
+      throw E.badRequest('router', 'Either subnet_id or port_id must be specified');
     const router = await svc.getRouter(caller, p(req, 'id'));
     let removed = { port_id: '', subnet_id: '' };
     let networkId = '';
@@ -265,7 +328,9 @@ export function registerRouterRoutes(r: ServiceRoutes, ctx: CloudContext, svc: N
         ? cur.rec.interfaces.find((i) => i.port_id === b.data.port_id)
         : cur.rec.interfaces.find((i) => i.subnet_id === b.data.subnet_id);
       if (!itf) {
-        throw b.data.port_id ? E.routerInterfaceNotFound(cur.id, b.data.port_id) : E.routerInterfaceNotFoundForSubnet(cur.id, b.data.subnet_id!);
+        throw b.data.port_id
+          ? E.routerInterfaceNotFound(cur.id, b.data.port_id)
+          : E.routerInterfaceNotFoundForSubnet(cur.id, b.data.subnet_id!);
       }
       if (b.data.subnet_id && b.data.port_id && itf.subnet_id !== b.data.subnet_id) {
         throw E.badRequest('router', `Subnet ${b.data.subnet_id} is not on port ${b.data.port_id}`);
@@ -273,7 +338,8 @@ export function registerRouterRoutes(r: ServiceRoutes, ctx: CloudContext, svc: N
       const fipUsers = (await repos.floatingIps.list()).filter((f) => f.rec.router_id === cur.id);
       for (const f of fipUsers) {
         const port = f.rec.port_id ? await repos.ports.find(f.rec.port_id) : undefined;
-        if (port?.rec.fixed_ips.some((x) => x.subnet_id === itf.subnet_id)) throw E.routerInterfaceInUseByFip(cur.id, itf.subnet_id);
+        if (port?.rec.fixed_ips.some((x) => x.subnet_id === itf.subnet_id))
+          throw E.routerInterfaceInUseByFip(cur.id, itf.subnet_id);
       }
       const port = await repos.ports.find(itf.port_id);
       networkId = port?.rec.network_id ?? '';

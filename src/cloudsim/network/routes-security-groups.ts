@@ -25,7 +25,10 @@ const SgUpdate = z.object({
   stateful: z.boolean().optional(),
 });
 
-const portValue = z.union([z.number().int(), z.string().regex(/^\d+$/).transform(Number)]).nullable().optional();
+const portValue = z
+  .union([z.number().int(), z.string().regex(/^\d+$/).transform(Number)])
+  .nullable()
+  .optional();
 
 const RuleCreate = z.object({
   security_group_id: z.string(),
@@ -42,7 +45,18 @@ const RuleCreate = z.object({
   project_id: z.string().optional(),
 });
 
-const PROTOCOLS: Record<string, number> = { tcp: 6, udp: 17, icmp: 1, icmpv6: 58, sctp: 132, ah: 51, esp: 50, gre: 47, ipv6_icmp: 58, vrrp: 112 };
+const PROTOCOLS: Record<string, number> = {
+  tcp: 6,
+  udp: 17,
+  icmp: 1,
+  icmpv6: 58,
+  sctp: 132,
+  ah: 51,
+  esp: 50,
+  gre: 47,
+  ipv6_icmp: 58,
+  vrrp: 112,
+};
 
 /** Neutron treats "any address" and no prefix as the same rule. */
 function anyPrefix(prefix: string | null): string | null {
@@ -55,9 +69,18 @@ export function registerSecurityGroupRoutes(r: ServiceRoutes, ctx: CloudContext,
   r.get('/v2.0/security-groups', 'security_groups.list', async (req) => {
     const caller = callerOf(req);
     await svc.ensureDefaultSecurityGroup(caller.project);
-    const groups = caller.isAdmin ? await repos.securityGroups.list() : await repos.securityGroups.list({ project: caller.project });
-    const rules = caller.isAdmin ? await repos.securityGroupRules.list() : await repos.securityGroupRules.list({ project: caller.project });
-    const views = groups.map((g) => securityGroupView(g, rules.filter((x) => x.rec.security_group_id === g.id)));
+    const groups = caller.isAdmin
+      ? await repos.securityGroups.list()
+      : await repos.securityGroups.list({ project: caller.project });
+    const rules = caller.isAdmin
+      ? await repos.securityGroupRules.list()
+      : await repos.securityGroupRules.list({ project: caller.project });
+    const views = groups.map((g) =>
+      securityGroupView(
+        g,
+        rules.filter((x) => x.rec.security_group_id === g.id),
+      ),
+    );
     return neutronList(req, 'security_groups', views);
   });
 
@@ -73,7 +96,10 @@ export function registerSecurityGroupRoutes(r: ServiceRoutes, ctx: CloudContext,
     const project = targetProject(caller, b);
     if (b.name === 'default') {
       const existing = await svc.ensureDefaultSecurityGroup(project);
-      throw E.badRequest('security_group', `Default security group already exists (${existing.id}); 'default' is reserved`);
+      throw E.badRequest(
+        'security_group',
+        `Default security group already exists (${existing.id}); 'default' is reserved`,
+      );
     }
     await svc.ensureDefaultSecurityGroup(project);
     await svc.checkQuota(project, 'security_group');
@@ -107,8 +133,12 @@ export function registerSecurityGroupRoutes(r: ServiceRoutes, ctx: CloudContext,
       revision_number: 0,
     }));
     await ctx.store.commit([
-      repos.securityGroups.createOp(project, id, sg, { labels: { name: sg.name.replace(/[^A-Za-z0-9_.-]/g, '_').slice(0, 63) } }),
-      ...rules.map((x) => repos.securityGroupRules.createOp(project, x.id, x, { labels: { security_group_id: id } })),
+      repos.securityGroups.createOp(project, id, sg, {
+        labels: { name: sg.name.replace(/[^A-Za-z0-9_.-]/g, '_').slice(0, 63) },
+      }),
+      ...rules.map((x) =>
+        repos.securityGroupRules.createOp(project, x.id, x, { labels: { security_group_id: id } }),
+      ),
     ]);
     const row = (await repos.securityGroups.get(project, id))!;
     void reply.code(201);
@@ -140,7 +170,9 @@ export function registerSecurityGroupRoutes(r: ServiceRoutes, ctx: CloudContext,
     const ports = await repos.ports.list({ project: sg.project });
     if (ports.some((x) => x.rec.security_groups.includes(sg.id))) throw E.securityGroupInUse(sg.id);
     const own = await svc.rulesOf(sg);
-    const referencing = (await repos.securityGroupRules.list()).filter((x) => x.rec.remote_group_id === sg.id && x.rec.security_group_id !== sg.id);
+    const referencing = (await repos.securityGroupRules.list()).filter(
+      (x) => x.rec.remote_group_id === sg.id && x.rec.security_group_id !== sg.id,
+    );
     await ctx.store.commit([
       ...[...own, ...referencing].map((x) => repos.securityGroupRules.deleteOp(x)),
       repos.securityGroups.deleteOp(sg),
@@ -152,7 +184,9 @@ export function registerSecurityGroupRoutes(r: ServiceRoutes, ctx: CloudContext,
 
   r.get('/v2.0/security-group-rules', 'security_group_rules.list', async (req) => {
     const caller = callerOf(req);
-    const rows = caller.isAdmin ? await repos.securityGroupRules.list() : await repos.securityGroupRules.list({ project: caller.project });
+    const rows = caller.isAdmin
+      ? await repos.securityGroupRules.list()
+      : await repos.securityGroupRules.list({ project: caller.project });
     return neutronList(req, 'security_group_rules', rows.map(ruleView));
   });
 
@@ -168,9 +202,15 @@ export function registerSecurityGroupRoutes(r: ServiceRoutes, ctx: CloudContext,
     const b = parseNeutronBody(bodyOf(req), 'security_group_rule', RuleCreate);
     targetProject(caller, b);
     const sg = await svc.getSecurityGroup(caller, b.security_group_id);
-    let protocol: string | null = b.protocol === undefined || b.protocol === null || b.protocol === 'any' ? null : String(b.protocol).toLowerCase();
+    let protocol: string | null =
+      b.protocol === undefined || b.protocol === null || b.protocol === 'any'
+        ? null
+        : String(b.protocol).toLowerCase();
     if (protocol !== null && !(protocol in PROTOCOLS) && !/^\d+$/.test(protocol)) {
-      throw E.badRequest('security_group_rule', `Security group rule protocol ${protocol} not supported. Only protocol values [None, ${Object.keys(PROTOCOLS).join(', ')}] and integer representations [0 to 255] are supported`);
+      throw E.badRequest(
+        'security_group_rule',
+        `Security group rule protocol ${protocol} not supported. Only protocol values [None, ${Object.keys(PROTOCOLS).join(', ')}] and integer representations [0 to 255] are supported`,
+      );
     }
     if (protocol !== null && /^\d+$/.test(protocol) && Number(protocol) > 255) {
       throw E.badRequest('security_group_rule', `Security group rule protocol ${protocol} not supported`);
@@ -181,25 +221,43 @@ export function registerSecurityGroupRoutes(r: ServiceRoutes, ctx: CloudContext,
     if ((min !== null || max !== null) && protocol === null) {
       throw E.invalidInput('Must also specify protocol if port range is given');
     }
-    const isPortProto = protocol !== null && ['tcp', 'udp', 'sctp', '6', '17', '132', 'dccp', 'udplite'].includes(protocol);
+    const isPortProto =
+      protocol !== null && ['tcp', 'udp', 'sctp', '6', '17', '132', 'dccp', 'udplite'].includes(protocol);
     if (isPortProto) {
-      for (const v of [min, max]) if (v !== null && (v < 1 || v > 65535)) throw E.invalidInput(`Invalid value for port ${v}`);
-      if (min !== null && max !== null && min > max) throw E.invalidInput('For TCP/UDP protocols, port_range_min must be <= port_range_max');
+      for (const v of [min, max])
+        if (v !== null && (v < 1 || v > 65535)) throw E.invalidInput(`Invalid value for port ${v}`);
+      if (min !== null && max !== null && min > max)
+        throw E.invalidInput('For TCP/UDP protocols, port_range_min must be <= port_range_max');
     } else if (protocol === 'icmp' || protocol === '1' || protocol === 'icmpv6' || protocol === 'ipv6-icmp') {
-      for (const [field, v] of [['port_range_min', min], ['port_range_max', max]] as const) {
-        if (v !== null && (v < 0 || v > 255)) throw E.invalidInput(`Invalid value for ICMP ${field} (${field === 'port_range_min' ? 'type' : 'code'}) ${v}. It must be 0 to 255.`);
+      for (const [field, v] of [
+        ['port_range_min', min],
+        ['port_range_max', max],
+      ] as const) {
+        if (v !== null && (v < 0 || v > 255))
+          throw E.invalidInput(
+            `Invalid value for ICMP ${field} (${field === 'port_range_min' ? 'type' : 'code'}) ${v}. It must be 0 to 255.`,
+          );
       }
-      if (min === null && max !== null) throw E.invalidInput(`ICMP code (port-range-max) ${max} is provided but ICMP type (port-range-min) is missing`);
+      if (min === null && max !== null)
+        throw E.invalidInput(
+          `ICMP code (port-range-max) ${max} is provided but ICMP type (port-range-min) is missing`,
+        );
     }
     let prefix: string | null = null;
     if (b.remote_ip_prefix) {
       if (b.ethertype === 'IPv6') {
-        if (!b.remote_ip_prefix.includes(':')) throw E.invalidInput(`Conflicting value ethertype IPv6 for CIDR ${b.remote_ip_prefix}`);
+        if (!b.remote_ip_prefix.includes(':'))
+          throw E.invalidInput(`Conflicting value ethertype IPv6 for CIDR ${b.remote_ip_prefix}`);
         prefix = b.remote_ip_prefix;
       } else {
-        if (b.remote_ip_prefix.includes(':')) throw E.invalidInput(`Conflicting value ethertype IPv4 for CIDR ${b.remote_ip_prefix}`);
-        const c = parseCidr4(b.remote_ip_prefix.includes('/') ? b.remote_ip_prefix : `${b.remote_ip_prefix}/32`, true);
-        if (!c) throw E.invalidInputFor('remote_ip_prefix', `'${b.remote_ip_prefix}' is not a valid IP subnet`);
+        if (b.remote_ip_prefix.includes(':'))
+          throw E.invalidInput(`Conflicting value ethertype IPv4 for CIDR ${b.remote_ip_prefix}`);
+        const c = parseCidr4(
+          b.remote_ip_prefix.includes('/') ? b.remote_ip_prefix : `${b.remote_ip_prefix}/32`,
+          true,
+        );
+        if (!c)
+          throw E.invalidInputFor('remote_ip_prefix', `'${b.remote_ip_prefix}' is not a valid IP subnet`);
         prefix = c.text;
       }
     }
@@ -237,8 +295,14 @@ export function registerSecurityGroupRoutes(r: ServiceRoutes, ctx: CloudContext,
       updated_at: now,
       revision_number: 0,
     };
-    const row = await repos.securityGroupRules.create(sg.project, rule.id, rule, { labels: { security_group_id: sg.id } });
-    await repos.securityGroups.mutate(sg.project, sg.id, (cur) => ({ ...cur.rec, updated_at: now, revision_number: cur.rec.revision_number + 1 }));
+    const row = await repos.securityGroupRules.create(sg.project, rule.id, rule, {
+      labels: { security_group_id: sg.id },
+    });
+    await repos.securityGroups.mutate(sg.project, sg.id, (cur) => ({
+      ...cur.rec,
+      updated_at: now,
+      revision_number: cur.rec.revision_number + 1,
+    }));
     void reply.code(201);
     return { security_group_rule: ruleView(row) };
   });

@@ -4,13 +4,23 @@ import type { WriteOp } from '../../store/index.ts';
 import { nowIso, type CloudContext } from '../core/context.ts';
 import type { Caller } from '../core/http.ts';
 import { newId, newMac } from '../core/ids.ts';
-import type { FixedIp, FloatingIp, Network, Port, Router, SecurityGroup, SecurityGroupRule, Subnet } from '../core/records.ts';
+import type {
+  FixedIp,
+  FloatingIp,
+  Network,
+  Port,
+  Router,
+  SecurityGroup,
+  SecurityGroupRule,
+  Subnet,
+} from '../core/records.ts';
 import type { Row } from '../core/repo.ts';
 import { neutronErrors as E } from './errors.ts';
 import { Ipam } from './ipam.ts';
 
 /** Neutron's quota resource names. */
-export type NeutronResource = 'network' | 'subnet' | 'port' | 'router' | 'floatingip' | 'security_group' | 'security_group_rule';
+export type NeutronResource =
+  'network' | 'subnet' | 'port' | 'router' | 'floatingip' | 'security_group' | 'security_group_rule';
 
 /** Arguments of {@link NetworkService.preparePort}. */
 export interface PortRequest {
@@ -39,13 +49,16 @@ export interface PortRequest {
 }
 
 /** Labels that make ports findable by network and device. */
-export function portLabels(rec: Pick<Port, 'network_id' | 'device_id' | 'device_owner'>): Record<string, string> {
+export function portLabels(
+  rec: Pick<Port, 'network_id' | 'device_id' | 'device_owner'>,
+): Record<string, string> {
   return { network_id: rec.network_id, device_id: rec.device_id, owner: ownerKind(rec.device_owner) };
 }
 
 function ownerKind(owner: string): string {
   if (owner.startsWith('compute:')) return 'compute';
-  if (owner === 'network:router_interface' || owner === 'network:router_interface_distributed') return 'router_interface';
+  if (owner === 'network:router_interface' || owner === 'network:router_interface_distributed')
+    return 'router_interface';
   if (owner === '') return 'none';
   return owner.replace(/[^A-Za-z0-9_.-]/g, '_');
 }
@@ -201,7 +214,9 @@ export class NetworkService {
     );
     const ops: WriteOp[] = [
       this.repos.securityGroups.createOp(project, id, sg, { labels: { name: 'default' } }),
-      ...rules.map((r) => this.repos.securityGroupRules.createOp(project, r.id, r, { labels: { security_group_id: id } })),
+      ...rules.map((r) =>
+        this.repos.securityGroupRules.createOp(project, r.id, r, { labels: { security_group_id: id } }),
+      ),
     ];
     try {
       await this.ctx.store.commit(ops);
@@ -230,12 +245,21 @@ export class NetworkService {
       for (const f of req.fixedIps) {
         if (f.subnet_id !== undefined) {
           const s = subnets.find((x) => x.id === f.subnet_id);
-          if (!s) throw E.invalidInput(`Failed to create port on network ${net.id}, because fixed_ips included invalid subnet ${f.subnet_id}`);
-          requests.push({ subnet_id: s.id, ...(f.ip_address !== undefined ? { ip_address: f.ip_address } : {}) });
+          if (!s)
+            throw E.invalidInput(
+              `Failed to create port on network ${net.id}, because fixed_ips included invalid subnet ${f.subnet_id}`,
+            );
+          requests.push({
+            subnet_id: s.id,
+            ...(f.ip_address !== undefined ? { ip_address: f.ip_address } : {}),
+          });
         } else if (f.ip_address !== undefined) {
           const s = subnets.find((x) => this.subnetContains(x, f.ip_address!));
           if (!s) {
-            throw new ConflictError(`IP address ${f.ip_address} is not a valid IP for the specified network.`, { code: 'InvalidIpForNetwork' });
+            throw new ConflictError(
+              `IP address ${f.ip_address} is not a valid IP for the specified network.`,
+              { code: 'InvalidIpForNetwork' },
+            );
           }
           requests.push({ subnet_id: s.id, ip_address: f.ip_address });
         }
@@ -250,9 +274,12 @@ export class NetworkService {
     let sgs: string[] = [];
     if (req.securityGroups !== undefined) {
       if (req.securityGroups.length > 0 && !portSecurity) {
-        throw new ConflictError(`Port has security group associated. Cannot disable port security or ip address until security group is removed`, {
-          code: 'PortSecurityAndIPRequiredForSecurityGroups',
-        });
+        throw new ConflictError(
+          `Port has security group associated. Cannot disable port security or ip address until security group is removed`,
+          {
+            code: 'PortSecurityAndIPRequiredForSecurityGroups',
+          },
+        );
       }
       for (const sgId of req.securityGroups) {
         const sg = await this.repos.securityGroups.find(sgId);
@@ -281,14 +308,18 @@ export class NetworkService {
       security_groups: sgs,
       admin_state_up: req.adminStateUp ?? true,
       port_security_enabled: portSecurity,
-      allowed_address_pairs: (req.allowedAddressPairs ?? []).map((a) => ({ ip_address: a.ip_address, mac_address: a.mac_address ?? '' })),
+      allowed_address_pairs: (req.allowedAddressPairs ?? []).map((a) => ({
+        ip_address: a.ip_address,
+        mac_address: a.mac_address ?? '',
+      })),
       binding_host_id: req.hostId ?? '',
       binding_vnic_type: req.vnicType ?? 'normal',
       binding_profile: req.profile ?? {},
       status: owner.startsWith('network:router') ? 'ACTIVE' : 'DOWN',
       dns_name: req.dnsName ?? '',
     };
-    for (const pair of rec.allowed_address_pairs) if (pair.mac_address === '') pair.mac_address = rec.mac_address;
+    for (const pair of rec.allowed_address_pairs)
+      if (pair.mac_address === '') pair.mac_address = rec.mac_address;
     ops.unshift(this.repos.ports.createOp(req.project, id, rec, { labels: portLabels(rec) }));
     return { rec, ops };
   }
@@ -310,7 +341,12 @@ export class NetworkService {
         await this.ctx.store.commit(ops);
         return (await this.repos.ports.get(req.project, rec.id))!;
       } catch (err) {
-        if (!(err instanceof ConflictError && err.code === 'AlreadyExists') || attempt >= 10 || req.fixedIps?.some((f) => f.ip_address)) throw err;
+        if (
+          !(err instanceof ConflictError && err.code === 'AlreadyExists') ||
+          attempt >= 10 ||
+          req.fixedIps?.some((f) => f.ip_address)
+        )
+          throw err;
       }
     }
   }
@@ -323,7 +359,15 @@ export class NetworkService {
       ops.push(
         this.repos.floatingIps.updateOp(
           fip,
-          { ...fip.rec, port_id: null, fixed_ip_address: null, router_id: null, status: 'DOWN', updated_at: now, revision_number: fip.rec.revision_number + 1 },
+          {
+            ...fip.rec,
+            port_id: null,
+            fixed_ip_address: null,
+            router_id: null,
+            status: 'DOWN',
+            updated_at: now,
+            revision_number: fip.rec.revision_number + 1,
+          },
           { port_id: '' },
         ),
       );
@@ -348,18 +392,28 @@ export class NetworkService {
 
   /** Ports bound to a device (server, router, load balancer). */
   async portsOfDevice(project: string | undefined, deviceId: string): Promise<Row<Port>[]> {
-    return this.repos.ports.list({ ...(project !== undefined ? { project } : {}), labels: { device_id: deviceId } });
+    return this.repos.ports.list({
+      ...(project !== undefined ? { project } : {}),
+      labels: { device_id: deviceId },
+    });
   }
 
   /** Set a port's binding state (Nova binds ports as a server becomes active). */
   async updatePort(port: Row<Port>, patch: Partial<Port>): Promise<Row<Port>> {
-    const rec: Port = { ...port.rec, ...patch, updated_at: nowIso(this.ctx), revision_number: port.rec.revision_number + 1 };
+    const rec: Port = {
+      ...port.rec,
+      ...patch,
+      updated_at: nowIso(this.ctx),
+      revision_number: port.rec.revision_number + 1,
+    };
     return this.repos.ports.update(port, rec, portLabels(rec));
   }
 
   /** Routers with an interface on a subnet. */
   async routersOnSubnet(subnetId: string): Promise<Row<Router>[]> {
-    return (await this.repos.routers.list()).filter((r) => r.rec.interfaces.some((i) => i.subnet_id === subnetId));
+    return (await this.repos.routers.list()).filter((r) =>
+      r.rec.interfaces.some((i) => i.subnet_id === subnetId),
+    );
   }
 
   /**

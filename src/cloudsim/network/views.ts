@@ -1,10 +1,27 @@
 import { isoSeconds } from '../core/context.ts';
-import type { FloatingIp, Network, Port, Router, SecurityGroup, SecurityGroupRule, Subnet } from '../core/records.ts';
+import type {
+  FloatingIp,
+  Network,
+  Port,
+  Router,
+  SecurityGroup,
+  SecurityGroupRule,
+  Subnet,
+} from '../core/records.ts';
 import type { Row } from '../core/repo.ts';
 
 /** Neutron's wire form of each resource. */
 
-function common(r: { id: string; tenant_id: string; name: string; description: string; tags: string[]; created_at: string; updated_at: string; revision_number: number }) {
+function common(r: {
+  id: string;
+  tenant_id: string;
+  name: string;
+  description: string;
+  tags: string[];
+  created_at: string;
+  updated_at: string;
+  revision_number: number;
+}) {
   return {
     id: r.id,
     name: r.name,
@@ -86,7 +103,9 @@ export function portView(row: Row<Port>, admin: boolean): Record<string, unknown
           'binding:host_id': p.binding_host_id,
           'binding:profile': p.binding_profile,
           'binding:vif_type': bound ? 'ovs' : 'unbound',
-          'binding:vif_details': bound ? { port_filter: true, connectivity: 'l2', bridge_name: 'br-int', datapath_type: 'system' } : {},
+          'binding:vif_details': bound
+            ? { port_filter: true, connectivity: 'l2', bridge_name: 'br-int', datapath_type: 'system' }
+            : {},
         }
       : {}),
   };
@@ -132,7 +151,10 @@ export function ruleView(row: Row<SecurityGroupRule>): Record<string, unknown> {
   };
 }
 
-export function securityGroupView(row: Row<SecurityGroup>, rules: Row<SecurityGroupRule>[]): Record<string, unknown> {
+export function securityGroupView(
+  row: Row<SecurityGroup>,
+  rules: Row<SecurityGroupRule>[],
+): Record<string, unknown> {
   return {
     ...common(row.rec),
     stateful: row.rec.stateful,
@@ -141,7 +163,10 @@ export function securityGroupView(row: Row<SecurityGroup>, rules: Row<SecurityGr
   };
 }
 
-export function floatingIpView(row: Row<FloatingIp>, portDetails?: Record<string, unknown> | null): Record<string, unknown> {
+export function floatingIpView(
+  row: Row<FloatingIp>,
+  portDetails?: Record<string, unknown> | null,
+): Record<string, unknown> {
   const f = row.rec;
   return {
     ...common(f),

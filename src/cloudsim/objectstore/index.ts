@@ -13,11 +13,25 @@ export function objectStorePlugin(ctx: CloudContext) {
     app.removeAllContentTypeParsers();
     app.addContentTypeParser('*', { parseAs: 'buffer' }, (_req, body, done) => done(null, body));
     app.get('/info', async () => ({
-      swift: { version: '2.30.0', max_file_size: MAX_OBJECT_BYTES, max_object_name_length: 1024, container_listing_limit: 10000, account_listing_limit: 10000, max_meta_count: 90, strict_cors_mode: true, policies: [{ name: 'Policy-0', default: true }] },
+      swift: {
+        version: '2.30.0',
+        max_file_size: MAX_OBJECT_BYTES,
+        max_object_name_length: 1024,
+        container_listing_limit: 10000,
+        account_listing_limit: 10000,
+        max_meta_count: 90,
+        strict_cors_mode: true,
+        policies: [{ name: 'Policy-0', default: true }],
+      },
     }));
     await app.register(async (priv) => {
       priv.addHook('onRequest', authHook(ctx));
-      const r = new ServiceRoutes(priv, ctx, 'object-store', () => new CloudHttpError(413, 'Upload exceeds quota.'));
+      const r = new ServiceRoutes(
+        priv,
+        ctx,
+        'object-store',
+        () => new CloudHttpError(413, 'Upload exceeds quota.'),
+      );
       registerObjectRoutes(r, ctx);
     });
   };

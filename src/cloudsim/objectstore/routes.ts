@@ -60,7 +60,8 @@ export function registerObjectRoutes(r: ServiceRoutes, ctx: CloudContext): void 
     if (!row) throw new NotFoundError('The resource could not be found.');
     return row;
   }
-  const objectsOf = (project: string, name: string) => repos.objects.list({ project, labels: { container: name } });
+  const objectsOf = (project: string, name: string) =>
+    repos.objects.list({ project, labels: { container: name } });
   const objectName = (req: FastifyRequest) => (req.params as Record<string, string>)['*'] ?? '';
 
   async function accountStats(project: string) {
@@ -76,19 +77,32 @@ export function registerObjectRoutes(r: ServiceRoutes, ctx: CloudContext): void 
       .header('x-account-bytes-used', String(s.bytes))
       .header('x-timestamp', ts(nowIso(ctx)));
 
-  r.head('/v1/:account', 'account.head', async (req, reply) => accountHeaders(reply, await accountStats(account(req))).code(204).send());
+  r.head('/v1/:account', 'account.head', async (req, reply) =>
+    accountHeaders(reply, await accountStats(account(req)))
+      .code(204)
+      .send(),
+  );
   r.get('/v1/:account', 'account.list', async (req, reply) => {
     const s = await accountStats(account(req));
     accountHeaders(reply, s);
     const list = s.cs
       .map((c) => {
         const objs = s.objs.filter((o) => o.rec.container === c.rec.name);
-        return { name: c.rec.name, count: objs.length, bytes: objs.reduce((n, o) => n + o.rec.size, 0), last_modified: lastModified(c.rec.updated_at) };
+        return {
+          name: c.rec.name,
+          count: objs.length,
+          bytes: objs.reduce((n, o) => n + o.rec.size, 0),
+          last_modified: lastModified(c.rec.updated_at),
+        };
       })
       .sort((a, b) => (a.name < b.name ? -1 : 1));
-    if (wantsJson(req)) return reply.code(200).type('application/json; charset=utf-8').send(JSON.stringify(list));
+    if (wantsJson(req))
+      return reply.code(200).type('application/json; charset=utf-8').send(JSON.stringify(list));
     if (list.length === 0) return reply.code(204).send();
-    return reply.code(200).type('text/plain; charset=utf-8').send(list.map((c) => c.name).join('\n') + '\n');
+    return reply
+      .code(200)
+      .type('text/plain; charset=utf-8')
+      .send(list.map((c) => c.name).join('\n') + '\n');
   });
 
   const containerHeaders = async (reply: FastifyReply, c: Row<Container>) => {
@@ -108,12 +122,15 @@ export function registerObjectRoutes(r: ServiceRoutes, ctx: CloudContext): void 
   r.put('/v1/:account/:container', 'containers.create', async (req, reply) => {
     const project = account(req);
     const name = p(req, 'container');
-    if (name.length > 256 || name.includes('/')) throw new InputError('Container name length of 257 longer than 256');
+    if (name.length > 256 || name.includes('/'))
+      throw new InputError('Container name length of 257 longer than 256');
     const existing = await repos.containers.get(project, name);
     const now = nowIso(ctx);
     const meta = metaHeaders('x-container-meta-', req.headers);
-    const read = typeof req.headers['x-container-read'] === 'string' ? req.headers['x-container-read'] : undefined;
-    const write = typeof req.headers['x-container-write'] === 'string' ? req.headers['x-container-write'] : undefined;
+    const read =
+      typeof req.headers['x-container-read'] === 'string' ? req.headers['x-container-read'] : undefined;
+    const write =
+      typeof req.headers['x-container-write'] === 'string' ? req.headers['x-container-write'] : undefined;
     if (existing) {
       await repos.containers.mutate(project, name, (cur) => ({
         ...cur.rec,
@@ -125,7 +142,19 @@ export function registerObjectRoutes(r: ServiceRoutes, ctx: CloudContext): void 
       return reply.code(202).send();
     }
     try {
-      await repos.containers.create(project, name, { name, metadata: meta, read_acl: read ?? null, write_acl: write ?? null, created_at: now, updated_at: now }, { uid: null });
+      await repos.containers.create(
+        project,
+        name,
+        {
+          name,
+          metadata: meta,
+          read_acl: read ?? null,
+          write_acl: write ?? null,
+          created_at: now,
+          updated_at: now,
+        },
+        { uid: null },
+      );
     } catch (err) {
       if (!(err instanceof ConflictError)) throw err;
       return reply.code(202).send();
@@ -195,12 +224,21 @@ export function registerObjectRoutes(r: ServiceRoutes, ctx: CloudContext): void 
       const json = page.map((e) =>
         'subdir' in e
           ? e
-          : { name: e.rec.name, hash: e.rec.etag, bytes: e.rec.size, content_type: e.rec.content_type, last_modified: lastModified(e.rec.last_modified) },
+          : {
+              name: e.rec.name,
+              hash: e.rec.etag,
+              bytes: e.rec.size,
+              content_type: e.rec.content_type,
+              last_modified: lastModified(e.rec.last_modified),
+            },
       );
       return reply.code(200).type('application/json; charset=utf-8').send(JSON.stringify(json));
     }
     if (page.length === 0) return reply.code(204).send();
-    return reply.code(200).type('text/plain; charset=utf-8').send(page.map((e) => ('subdir' in e ? e.subdir : e.rec.name)).join('\n') + '\n');
+    return reply
+      .code(200)
+      .type('text/plain; charset=utf-8')
+      .send(page.map((e) => ('subdir' in e ? e.subdir : e.rec.name)).join('\n') + '\n');
   });
 
   const objectHeaders = (reply: FastifyReply, o: Row<StoredObject>) => {
@@ -229,7 +267,11 @@ export function registerObjectRoutes(r: ServiceRoutes, ctx: CloudContext): void 
       const c = await container(project, p(req, 'container'));
       const name = objectName(req);
       if (name === '' || name.length > 1024) throw new InputError('Object name length invalid');
-      const data = Buffer.isBuffer(req.body) ? req.body : Buffer.from(req.body === undefined ? '' : typeof req.body === 'string' ? req.body : JSON.stringify(req.body));
+      const data = Buffer.isBuffer(req.body)
+        ? req.body
+        : Buffer.from(
+            req.body === undefined ? '' : typeof req.body === 'string' ? req.body : JSON.stringify(req.body),
+          );
       const etag = createHash('md5').update(data).digest('hex');
       const sent = req.headers.etag;
       if (typeof sent === 'string' && sent.replace(/"/g, '').toLowerCase() !== etag) {
@@ -243,15 +285,26 @@ export function registerObjectRoutes(r: ServiceRoutes, ctx: CloudContext): void 
         name,
         size: data.length,
         etag,
-        content_type: typeof req.headers['content-type'] === 'string' ? req.headers['content-type'] : 'application/octet-stream',
+        content_type:
+          typeof req.headers['content-type'] === 'string'
+            ? req.headers['content-type']
+            : 'application/octet-stream',
         metadata: metaHeaders('x-object-meta-', req.headers),
         blob: ref,
         last_modified: now,
       };
       if (existing) {
-        ops.push(repos.objects.updateOp(existing, rec), ...(await blobs.deleteOps(project, existing.rec.blob)));
+        ops.push(
+          repos.objects.updateOp(existing, rec),
+          ...(await blobs.deleteOps(project, existing.rec.blob)),
+        );
       } else {
-        ops.push(repos.objects.createOp(project, `${c.rec.name}/${name}`, rec, { uid: null, labels: { container: c.rec.name } }));
+        ops.push(
+          repos.objects.createOp(project, `${c.rec.name}/${name}`, rec, {
+            uid: null,
+            labels: { container: c.rec.name },
+          }),
+        );
       }
       await ctx.store.commit(ops);
       return reply.code(201).header('etag', etag).header('last-modified', httpDate(now)).send();
@@ -277,7 +330,9 @@ export function registerObjectRoutes(r: ServiceRoutes, ctx: CloudContext): void 
     await repos.objects.mutate(o.project, o.id, (cur) => ({
       ...cur.rec,
       metadata: metaHeaders('x-object-meta-', req.headers),
-      ...(typeof req.headers['content-type'] === 'string' && req.headers['content-type'] !== '' ? { content_type: req.headers['content-type'] } : {}),
+      ...(typeof req.headers['content-type'] === 'string' && req.headers['content-type'] !== ''
+        ? { content_type: req.headers['content-type'] }
+        : {}),
     }));
     return reply.code(202).send();
   });

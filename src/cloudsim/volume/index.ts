@@ -24,7 +24,9 @@ function versions(req: FastifyRequest) {
           { rel: 'describedby', type: 'text/html', href: 'https://docs.openstack.org/' },
           { rel: 'self', href: `${baseUrl(req)}/cloud/volume/v3/` },
         ],
-        'media-types': [{ base: 'application/json', type: 'application/vnd.openstack.volume+json;version=3' }],
+        'media-types': [
+          { base: 'application/json', type: 'application/vnd.openstack.volume+json;version=3' },
+        ],
       },
     ],
   };
@@ -41,7 +43,10 @@ export function volumePlugin(ctx: CloudContext, svc: VolumeService) {
       priv.addHook('onRequest', microversionHook(CINDER_VERSIONS));
       priv.addHook('onRequest', authHook(ctx));
       const r = new ServiceRoutes(priv, ctx, 'volume', () =>
-        quotaError('VolumeLimitExceeded', `Maximum number of volumes allowed (0) exceeded for quota 'volumes'.`),
+        quotaError(
+          'VolumeLimitExceeded',
+          `Maximum number of volumes allowed (0) exceeded for quota 'volumes'.`,
+        ),
       );
       registerVolumeRoutes(r, ctx, svc);
     });

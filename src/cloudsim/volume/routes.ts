@@ -2,7 +2,17 @@ import type { FastifyRequest } from 'fastify';
 import { z } from 'zod';
 import { InputError, NotAllowedError, NotFoundError } from '../../domain/index.ts';
 import { dueAt, isoMicros, nowIso, type CloudContext } from '../core/context.ts';
-import { asText, baseUrl, bodyOf, callerOf, p, parseBool, q, type Caller, type ServiceRoutes } from '../core/http.ts';
+import {
+  asText,
+  baseUrl,
+  bodyOf,
+  callerOf,
+  p,
+  parseBool,
+  q,
+  type Caller,
+  type ServiceRoutes,
+} from '../core/http.ts';
 import { minorOf } from '../core/microversion.ts';
 import type { Volume } from '../core/records.ts';
 import { retryOnConflict, type Row } from '../core/repo.ts';
@@ -11,7 +21,10 @@ import { findImage } from '../image/service.ts';
 import { DEFAULT_VOLUME_TYPE, type VolumeService } from './service.ts';
 
 const VolumeCreate = z.object({
-  size: z.union([z.number().int(), z.string().regex(/^\d+$/).transform(Number)]).nullable().optional(),
+  size: z
+    .union([z.number().int(), z.string().regex(/^\d+$/).transform(Number)])
+    .nullable()
+    .optional(),
   name: z.string().max(255).nullable().optional(),
   display_name: z.string().max(255).nullable().optional(),
   description: z.string().max(255).nullable().optional(),
@@ -127,10 +140,20 @@ export function registerVolumeRoutes(r: ServiceRoutes, ctx: CloudContext, svc: V
           await repos.volumes.remove(row);
           return;
         case 'create':
-          await repos.volumes.update(row, { ...row.rec, status: t.detail !== undefined ? 'error' : 'available', transition: null, updated_at: nowIso(ctx) });
+          await repos.volumes.update(row, {
+            ...row.rec,
+            status: t.detail !== undefined ? 'error' : 'available',
+            transition: null,
+            updated_at: nowIso(ctx),
+          });
           return;
         default:
-          await repos.volumes.update(row, { ...row.rec, status: row.rec.attachments.length > 0 ? 'in-use' : 'available', transition: null, updated_at: nowIso(ctx) });
+          await repos.volumes.update(row, {
+            ...row.rec,
+            status: row.rec.attachments.length > 0 ? 'in-use' : 'available',
+            transition: null,
+            updated_at: nowIso(ctx),
+          });
       }
     }),
   );
@@ -149,7 +172,8 @@ export function registerVolumeRoutes(r: ServiceRoutes, ctx: CloudContext, svc: V
     const { caller, project } = projectOf(req);
     let row: Row<Volume> | undefined = await svc.get(caller, project, p(req, 'id'));
     row = await ctx.transitions.settle(repos.volumes, row);
-    if (!row) throw new NotFoundError(`Volume ${p(req, 'id')} could not be found.`, { code: 'VolumeNotFound' });
+    if (!row)
+      throw new NotFoundError(`Volume ${p(req, 'id')} could not be found.`, { code: 'VolumeNotFound' });
     return { caller, project, row };
   }
 
@@ -167,7 +191,15 @@ export function registerVolumeRoutes(r: ServiceRoutes, ctx: CloudContext, svc: V
     if (bootable !== undefined) rows = rows.filter((v) => v.rec.bootable === parseBool(bootable));
     const az = q(req, 'availability_zone');
     if (az !== undefined) rows = rows.filter((v) => v.rec.availability_zone === az);
-    rows.sort((a, b) => (a.rec.created_at < b.rec.created_at ? 1 : a.rec.created_at > b.rec.created_at ? -1 : a.id < b.id ? 1 : -1));
+    rows.sort((a, b) =>
+      a.rec.created_at < b.rec.created_at
+        ? 1
+        : a.rec.created_at > b.rec.created_at
+          ? -1
+          : a.id < b.id
+            ? 1
+            : -1,
+    );
     const marker = q(req, 'marker');
     if (marker !== undefined) {
       const i = rows.findIndex((v) => v.id === marker);
@@ -177,14 +209,19 @@ export function registerVolumeRoutes(r: ServiceRoutes, ctx: CloudContext, svc: V
     const limit = q(req, 'limit');
     if (limit !== undefined) {
       const n = Number(limit);
-      if (!Number.isInteger(n) || n < 0) throw new InputError('Invalid input received: limit param must be an integer');
+      if (!Number.isInteger(n) || n < 0)
+        throw new InputError('Invalid input received: limit param must be an integer');
       rows = rows.slice(0, n);
     }
     return rows;
   }
 
   r.get('/v3/:project/volumes', 'volumes.list', async (req) => ({
-    volumes: (await list(req)).map((v) => ({ id: v.id, name: v.rec.name, links: volumeLinks(req, v.project, v.id) })),
+    volumes: (await list(req)).map((v) => ({
+      id: v.id,
+      name: v.rec.name,
+      links: volumeLinks(req, v.project, v.id),
+    })),
   }));
 
   r.get('/v3/:project/volumes/detail', 'volumes.detail', async (req) => {
@@ -210,15 +247,23 @@ export function registerVolumeRoutes(r: ServiceRoutes, ctx: CloudContext, svc: V
       source = await repos.volumes.get(project, b.source_volid);
       if (!source) throw new NotFoundError(`Volume ${b.source_volid} could not be found.`);
       size ??= source.rec.size;
-      if (size < source.rec.size) throw new InputError(`Invalid input received: Volume size '${size}' must be an integer and greater than 0 and not less than source volume size ${source.rec.size}`);
+      if (size < source.rec.size)
+        throw new InputError(
+          `Invalid input received: Volume size '${size}' must be an integer and greater than 0 and not less than source volume size ${source.rec.size}`,
+        );
     }
     if (imageRef) {
       const image = await findImage(ctx, caller, imageRef);
       if (!image) throw new InputError(`Invalid image identifier or unable to access requested image.`);
       const minGb = Math.max(image.rec.min_disk, Math.ceil((image.rec.size ?? 0) / 1073741824));
       size ??= minGb;
-      if (size < minGb) throw new InputError(`Invalid input received: Size of specified image ${minGb}GB is larger than volume size ${size}GB.`);
-      imageMetadata = Object.fromEntries(Object.entries(image.rec.properties).map(([k, v]) => [k, String(v)]));
+      if (size < minGb)
+        throw new InputError(
+          `Invalid input received: Size of specified image ${minGb}GB is larger than volume size ${size}GB.`,
+        );
+      imageMetadata = Object.fromEntries(
+        Object.entries(image.rec.properties).map(([k, v]) => [k, String(v)]),
+      );
       Object.assign(imageMetadata, {
         image_id: image.id,
         image_name: image.rec.name ?? '',
@@ -230,13 +275,20 @@ export function registerVolumeRoutes(r: ServiceRoutes, ctx: CloudContext, svc: V
       });
     }
     if (size === null || size === undefined || size < 1) {
-      throw new InputError(`Invalid input received: Volume size '${b.size ?? 'None'}' must be an integer and greater than 0.`);
+      throw new InputError(
+        `Invalid input received: Volume size '${b.size ?? 'None'}' must be an integer and greater than 0.`,
+      );
     }
-    if (b.volume_type && b.volume_type !== DEFAULT_VOLUME_TYPE.name && b.volume_type !== DEFAULT_VOLUME_TYPE.id) {
+    if (
+      b.volume_type &&
+      b.volume_type !== DEFAULT_VOLUME_TYPE.name &&
+      b.volume_type !== DEFAULT_VOLUME_TYPE.id
+    ) {
       throw new NotFoundError(`Volume type with name ${b.volume_type} could not be found.`);
     }
     const az = b.availability_zone ?? ctx.availabilityZones[0]!;
-    if (!ctx.availabilityZones.includes(az) && az !== 'nova') throw new InputError(`Invalid availability zone: ${az}.`);
+    if (!ctx.availabilityZones.includes(az) && az !== 'nova')
+      throw new InputError(`Invalid availability zone: ${az}.`);
     await svc.checkQuota(project, 1, size);
     const injected = ctx.faults.takeErrorState('volume.volumes.create');
     const rec = svc.newVolume({
@@ -252,7 +304,11 @@ export function registerVolumeRoutes(r: ServiceRoutes, ctx: CloudContext, svc: V
       userId: caller.userId,
     });
     if (source) rec.bootable = source.rec.bootable;
-    rec.transition = { action: 'create', at: dueAt(ctx), ...(injected !== undefined ? { detail: injected } : {}) };
+    rec.transition = {
+      action: 'create',
+      at: dueAt(ctx),
+      ...(injected !== undefined ? { detail: injected } : {}),
+    };
     const row = await repos.volumes.create(project, rec.id, rec);
     ctx.transitions.schedule('Volume', project, rec.id, rec.transition.at);
     void reply.code(202);
@@ -264,8 +320,12 @@ export function registerVolumeRoutes(r: ServiceRoutes, ctx: CloudContext, svc: V
     const b = parseNovaBody(bodyOf(req), 'volume', VolumeUpdate);
     const next = await repos.volumes.mutate(row.project, row.id, (cur) => ({
       ...cur.rec,
-      ...(b.name !== undefined || b.display_name !== undefined ? { name: b.name ?? b.display_name ?? null } : {}),
-      ...(b.description !== undefined || b.display_description !== undefined ? { description: b.description ?? b.display_description ?? null } : {}),
+      ...(b.name !== undefined || b.display_name !== undefined
+        ? { name: b.name ?? b.display_name ?? null }
+        : {}),
+      ...(b.description !== undefined || b.display_description !== undefined
+        ? { description: b.description ?? b.display_description ?? null }
+        : {}),
       ...(b.metadata !== undefined ? { metadata: b.metadata ?? {} } : {}),
       updated_at: nowIso(ctx),
     }));
@@ -275,11 +335,19 @@ export function registerVolumeRoutes(r: ServiceRoutes, ctx: CloudContext, svc: V
   r.delete('/v3/:project/volumes/:id', 'volumes.delete', async (req, reply) => {
     const { caller, row } = await load(req);
     const force = caller.isAdmin && parseBool(q(req, 'force') ?? 'false') === true;
-    const ok = ['available', 'error', 'error_restoring', 'error_extending', 'error_managing'].includes(row.rec.status);
-    if (!force && (!ok || row.rec.attachments.length > 0)) throw new InputError(DELETE_MESSAGE, { code: 'InvalidVolume' });
+    const ok = ['available', 'error', 'error_restoring', 'error_extending', 'error_managing'].includes(
+      row.rec.status,
+    );
+    if (!force && (!ok || row.rec.attachments.length > 0))
+      throw new InputError(DELETE_MESSAGE, { code: 'InvalidVolume' });
     if (row.rec.transition?.action !== 'delete') {
       const at = dueAt(ctx, 0.5);
-      await repos.volumes.mutate(row.project, row.id, (cur) => ({ ...cur.rec, status: 'deleting', transition: { action: 'delete', at }, updated_at: nowIso(ctx) }));
+      await repos.volumes.mutate(row.project, row.id, (cur) => ({
+        ...cur.rec,
+        status: 'deleting',
+        transition: { action: 'delete', at },
+        updated_at: nowIso(ctx),
+      }));
       ctx.transitions.schedule('Volume', row.project, row.id, at);
     }
     return reply.code(202).send();
@@ -294,31 +362,57 @@ export function registerVolumeRoutes(r: ServiceRoutes, ctx: CloudContext, svc: V
       case 'os-extend': {
         const size = Number(arg.new_size);
         if (!Number.isInteger(size) || size <= row.rec.size) {
-          throw new InputError(`Invalid input received: New size for extend must be greater than current size. (current: ${row.rec.size}, extended: ${String(arg.new_size)}).`);
+          throw new InputError(
+            `Invalid input received: New size for extend must be greater than current size. (current: ${row.rec.size}, extended: ${String(arg.new_size)}).`,
+          );
         }
         if (row.rec.status !== 'available' && !(row.rec.status === 'in-use' && minorOf(req) >= 42)) {
-          throw new InputError(`Invalid volume: Volume ${row.id} status must be 'available' or 'in-use' to extend. Current status is ${row.rec.status}.`, { code: 'InvalidVolume' });
+          throw new InputError(
+            `Invalid volume: Volume ${row.id} status must be 'available' or 'in-use' to extend. Current status is ${row.rec.status}.`,
+            { code: 'InvalidVolume' },
+          );
         }
         await svc.checkQuota(row.project, 0, size - row.rec.size);
         const at = dueAt(ctx, 0.5);
-        await repos.volumes.mutate(row.project, row.id, (cur) => ({ ...cur.rec, size, status: 'extending', transition: { action: 'extend', at }, updated_at: nowIso(ctx) }));
+        await repos.volumes.mutate(row.project, row.id, (cur) => ({
+          ...cur.rec,
+          size,
+          status: 'extending',
+          transition: { action: 'extend', at },
+          updated_at: nowIso(ctx),
+        }));
         ctx.transitions.schedule('Volume', row.project, row.id, at);
         return reply.code(202).send();
       }
       case 'os-set_bootable': {
         const bootable = arg.bootable === true || parseBool(String(arg.bootable)) === true;
-        await repos.volumes.mutate(row.project, row.id, (cur) => ({ ...cur.rec, bootable, updated_at: nowIso(ctx) }));
+        await repos.volumes.mutate(row.project, row.id, (cur) => ({
+          ...cur.rec,
+          bootable,
+          updated_at: nowIso(ctx),
+        }));
         return reply.code(200).send();
       }
       case 'os-reset_status': {
-        if (!caller.isAdmin) throw new NotAllowedError(`Policy doesn't allow volume_extension:volume_admin_actions:reset_status to be performed.`);
+        if (!caller.isAdmin)
+          throw new NotAllowedError(
+            `Policy doesn't allow volume_extension:volume_admin_actions:reset_status to be performed.`,
+          );
         const status = asText(arg.status);
         if (!status) throw new InputError('Must specify a status to reset to.');
-        await repos.volumes.mutate(row.project, row.id, (cur) => ({ ...cur.rec, status, transition: null, updated_at: nowIso(ctx) }));
+        await repos.volumes.mutate(row.project, row.id, (cur) => ({
+          ...cur.rec,
+          status,
+          transition: null,
+          updated_at: nowIso(ctx),
+        }));
         return reply.code(202).send();
       }
       case 'os-force_delete': {
-        if (!caller.isAdmin) throw new NotAllowedError(`Policy doesn't allow volume_extension:volume_admin_actions:force_delete to be performed.`);
+        if (!caller.isAdmin)
+          throw new NotAllowedError(
+            `Policy doesn't allow volume_extension:volume_admin_actions:force_delete to be performed.`,
+          );
         await repos.volumes.remove(row);
         return reply.code(202).send();
       }
@@ -330,11 +424,17 @@ export function registerVolumeRoutes(r: ServiceRoutes, ctx: CloudContext, svc: V
   });
 
   // --- metadata ---
-  r.get('/v3/:project/volumes/:id/metadata', 'volumes.metadata.list', async (req) => ({ metadata: (await load(req)).row.rec.metadata }));
+  r.get('/v3/:project/volumes/:id/metadata', 'volumes.metadata.list', async (req) => ({
+    metadata: (await load(req)).row.rec.metadata,
+  }));
   r.post('/v3/:project/volumes/:id/metadata', 'volumes.metadata.update', async (req) => {
     const { row } = await load(req);
     const metadata = parseNovaBody(bodyOf(req), 'metadata', z.record(z.string(), z.string()));
-    const next = await repos.volumes.mutate(row.project, row.id, (cur) => ({ ...cur.rec, metadata: { ...cur.rec.metadata, ...metadata }, updated_at: nowIso(ctx) }));
+    const next = await repos.volumes.mutate(row.project, row.id, (cur) => ({
+      ...cur.rec,
+      metadata: { ...cur.rec.metadata, ...metadata },
+      updated_at: nowIso(ctx),
+    }));
     return { metadata: next.rec.metadata };
   });
 
@@ -350,12 +450,18 @@ export function registerVolumeRoutes(r: ServiceRoutes, ctx: CloudContext, svc: V
   r.get('/v3/:project/types/:id', 'types.show', async (req) => {
     projectOf(req);
     const id = p(req, 'id');
-    if (id !== DEFAULT_VOLUME_TYPE.id && id !== DEFAULT_VOLUME_TYPE.name) throw new NotFoundError(`Volume type ${id} could not be found.`);
+    if (id !== DEFAULT_VOLUME_TYPE.id && id !== DEFAULT_VOLUME_TYPE.name)
+      throw new NotFoundError(`Volume type ${id} could not be found.`);
     return { volume_type: typeView() };
   });
   r.get('/v3/:project/os-availability-zone', 'availability_zones.list', async (req) => {
     projectOf(req);
-    return { availabilityZoneInfo: ctx.availabilityZones.map((zoneName) => ({ zoneName, zoneState: { available: true } })) };
+    return {
+      availabilityZoneInfo: ctx.availabilityZones.map((zoneName) => ({
+        zoneName,
+        zoneState: { available: true },
+      })),
+    };
   });
   for (const c of ['snapshots', 'backups', 'groups', 'attachments']) {
     r.get(`/v3/:project/${c}`, `${c}.list`, async (req) => {
@@ -392,7 +498,8 @@ export function registerVolumeRoutes(r: ServiceRoutes, ctx: CloudContext, svc: V
   });
 
   const quotaAccess = (caller: Caller, project: string) => {
-    if (!caller.isAdmin && project !== caller.project) throw new NotAllowedError(`Policy doesn't allow volume_extension:quotas:show to be performed.`);
+    if (!caller.isAdmin && project !== caller.project)
+      throw new NotAllowedError(`Policy doesn't allow volume_extension:quotas:show to be performed.`);
   };
 
   r.get('/v3/:project/os-quota-sets/:target', 'quota_sets.show', async (req) => {
@@ -400,12 +507,19 @@ export function registerVolumeRoutes(r: ServiceRoutes, ctx: CloudContext, svc: V
     const target = p(req, 'target');
     quotaAccess(caller, target);
     const limits = await ctx.quotas.limits(target, 'volume');
-    const typed = { [`volumes_${DEFAULT_VOLUME_TYPE.name}`]: -1, [`gigabytes_${DEFAULT_VOLUME_TYPE.name}`]: -1, [`snapshots_${DEFAULT_VOLUME_TYPE.name}`]: -1 };
+    const typed = {
+      [`volumes_${DEFAULT_VOLUME_TYPE.name}`]: -1,
+      [`gigabytes_${DEFAULT_VOLUME_TYPE.name}`]: -1,
+      [`snapshots_${DEFAULT_VOLUME_TYPE.name}`]: -1,
+    };
     if (parseBool(q(req, 'usage') ?? 'false') === true) {
       const u = await svc.usage(target);
       const used: Record<string, number> = { volumes: u.volumes, gigabytes: u.gigabytes };
       const detail = Object.fromEntries(
-        Object.entries({ ...limits, ...typed }).map(([k, limit]) => [k, { limit, in_use: used[k] ?? 0, reserved: 0, allocated: 0 }]),
+        Object.entries({ ...limits, ...typed }).map(([k, limit]) => [
+          k,
+          { limit, in_use: used[k] ?? 0, reserved: 0, allocated: 0 },
+        ]),
       );
       return { quota_set: { id: target, ...detail } };
     }
@@ -417,17 +531,33 @@ export function registerVolumeRoutes(r: ServiceRoutes, ctx: CloudContext, svc: V
   });
   r.put('/v3/:project/os-quota-sets/:target', 'quota_sets.update', async (req) => {
     const { caller } = projectOf(req);
-    if (!caller.isAdmin) throw new NotAllowedError(`Policy doesn't allow volume_extension:quotas:update to be performed.`);
-    const b = parseNovaBody(bodyOf(req), 'quota_set', z.record(z.string(), z.union([z.number().int(), z.string().regex(/^-?\d+$/).transform(Number)])));
+    if (!caller.isAdmin)
+      throw new NotAllowedError(`Policy doesn't allow volume_extension:quotas:update to be performed.`);
+    const b = parseNovaBody(
+      bodyOf(req),
+      'quota_set',
+      z.record(
+        z.string(),
+        z.union([
+          z.number().int(),
+          z
+            .string()
+            .regex(/^-?\d+$/)
+            .transform(Number),
+        ]),
+      ),
+    );
     for (const [k, v] of Object.entries(b)) {
       if (!(k in ctx.quotas.defaultsOf('volume'))) throw new InputError(`Bad key(s) in quota set: ${k}`);
-      if (v < -1) throw new InputError(`Invalid input received: Quota limit ${v} for ${k} must be -1 or greater.`);
+      if (v < -1)
+        throw new InputError(`Invalid input received: Quota limit ${v} for ${k} must be -1 or greater.`);
     }
     return { quota_set: await ctx.quotas.set(p(req, 'target'), 'volume', b) };
   });
   r.delete('/v3/:project/os-quota-sets/:target', 'quota_sets.delete', async (req, reply) => {
     const { caller } = projectOf(req);
-    if (!caller.isAdmin) throw new NotAllowedError(`Policy doesn't allow volume_extension:quotas:delete to be performed.`);
+    if (!caller.isAdmin)
+      throw new NotAllowedError(`Policy doesn't allow volume_extension:quotas:delete to be performed.`);
     await ctx.quotas.reset(p(req, 'target'), 'volume');
     return reply.code(200).send();
   });

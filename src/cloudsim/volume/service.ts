@@ -7,7 +7,11 @@ import type { Volume } from '../core/records.ts';
 import type { Row } from '../core/repo.ts';
 
 /** Cinder's default volume type. */
-export const DEFAULT_VOLUME_TYPE = { id: '5f2d3c1e-6b7a-4c8d-9e0f-1a2b3c4d5e6f', name: '__DEFAULT__', description: 'Default Volume Type' };
+export const DEFAULT_VOLUME_TYPE = {
+  id: '5f2d3c1e-6b7a-4c8d-9e0f-1a2b3c4d5e6f',
+  name: '__DEFAULT__',
+  description: 'Default Volume Type',
+};
 
 /** Arguments of {@link VolumeService.newVolume}. */
 export interface NewVolume {
@@ -31,7 +35,9 @@ export class VolumeService {
   constructor(private readonly ctx: CloudContext) {}
 
   async get(caller: Caller, project: string, id: string): Promise<Row<Volume>> {
-    const row = caller.isAdmin ? await this.ctx.repos.volumes.find(id) : await this.ctx.repos.volumes.get(project, id);
+    const row = caller.isAdmin
+      ? await this.ctx.repos.volumes.find(id)
+      : await this.ctx.repos.volumes.get(project, id);
     if (!row) throw new NotFoundError(`Volume ${id} could not be found.`, { code: 'VolumeNotFound' });
     return row;
   }
@@ -46,7 +52,10 @@ export class VolumeService {
     const limits = await this.ctx.quotas.limits(project, 'volume');
     const perVolume = limits.per_volume_gigabytes ?? -1;
     if (perVolume >= 0 && gigabytes > perVolume) {
-      throw quotaError('VolumeSizeExceedsLimit', `Requested volume size ${gigabytes}G is larger than maximum allowed limit ${perVolume}G.`);
+      throw quotaError(
+        'VolumeSizeExceedsLimit',
+        `Requested volume size ${gigabytes}G is larger than maximum allowed limit ${perVolume}G.`,
+      );
     }
     const vLimit = limits.volumes ?? -1;
     const gLimit = limits.gigabytes ?? -1;
@@ -59,7 +68,10 @@ export class VolumeService {
       );
     }
     if (vLimit >= 0 && used.volumes + volumes > vLimit) {
-      throw quotaError('VolumeLimitExceeded', `Maximum number of volumes allowed (${vLimit}) exceeded for quota 'volumes'.`);
+      throw quotaError(
+        'VolumeLimitExceeded',
+        `Maximum number of volumes allowed (${vLimit}) exceeded for quota 'volumes'.`,
+      );
     }
   }
 
@@ -95,7 +107,10 @@ export class VolumeService {
     return {
       ...vol,
       status: 'in-use',
-      attachments: [...vol.attachments.filter((a) => a.server_id !== serverId), { id: newId(), server_id: serverId, device, attached_at: now }],
+      attachments: [
+        ...vol.attachments.filter((a) => a.server_id !== serverId),
+        { id: newId(), server_id: serverId, device, attached_at: now },
+      ],
       updated_at: now,
     };
   }
@@ -103,7 +118,12 @@ export class VolumeService {
   /** The record after detaching from a server. */
   detached(vol: Volume, serverId: string): Volume {
     const attachments = vol.attachments.filter((a) => a.server_id !== serverId);
-    return { ...vol, attachments, status: attachments.length > 0 ? 'in-use' : 'available', updated_at: nowIso(this.ctx) };
+    return {
+      ...vol,
+      attachments,
+      status: attachments.length > 0 ? 'in-use' : 'available',
+      updated_at: nowIso(this.ctx),
+    };
   }
 }
 
