@@ -2,7 +2,7 @@ import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
 
 export default tseslint.config(
-  { ignores: ['node_modules/**', 'data/**', 'bin/**', 'src/web/assets/**', 'test-output/**'] },
+  { ignores: ['eslint.config.js', 'node_modules/**', 'data/**', 'bin/**', 'src/web/assets/**', 'test-output/**'] },
   js.configs.recommended,
   ...tseslint.configs.recommendedTypeChecked,
   {

@@ -51,7 +51,7 @@ function passwordAuth(cloud: CloudEntry) {
 function run(opts: autocannon.Options): Promise<autocannon.Result> {
   return new Promise((resolve, reject) => {
     autocannon({ connections: 20, pipelining: 1, duration: SECONDS, ...opts }, (err, result) =>
-      err ? reject(err) : resolve(result),
+      err ? reject(err instanceof Error ? err : new Error(String(err))) : resolve(result),
     );
   });
 }

@@ -18,7 +18,7 @@ export function asMagnetarError(err: unknown): MagnetarError | undefined {
   if (isMagnetarError(err)) return err;
   const fe = err as Partial<FastifyError> & { type?: string };
   if (!fe || typeof fe !== 'object') return undefined;
-  switch (fe.code) {
+  switch (fe.code ?? '') {
     case 'FST_ERR_CTP_BODY_TOO_LARGE':
       return new PayloadTooLargeError('Request body is too large.', { code: 'BodyTooLarge' });
     case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
