@@ -137,22 +137,18 @@ describe('an emulated workload cluster', () => {
 
   test('a node watch streams the current nodes, then their changes', async () => {
     const c = await client();
-    const events: {
-      type: string;
-      object: { metadata: { name: string }; spec?: { unschedulable?: boolean } };
-    }[] = [];
-    const stop = await watch(c, '/api/v1/nodes?watch=true', (e) => events.push(e as (typeof events)[number]));
+    const w = await watch(c, '/api/v1/nodes?watch=true');
     try {
-      await until(() => events.length >= 1);
-      assert.equal(events[0]!.type, 'ADDED');
-      assert.equal(events[0]!.object.metadata.name, 'prod-cp-a');
+      const added = await w.next();
+      assert.equal(added.type, 'ADDED');
+      assert.equal(added.object.metadata.name, 'prod-cp-a');
       await c.cordon('prod-cp-a');
-      await until(() => events.length >= 2);
-      assert.equal(events[1]!.type, 'MODIFIED');
-      assert.equal(events[1]!.object.spec?.unschedulable, true);
+      const modified = await w.next();
+      assert.equal(modified.type, 'MODIFIED');
+      assert.equal(modified.object.spec?.unschedulable, true);
       await c.uncordon('prod-cp-a');
     } finally {
-      stop();
+      w.close();
     }
   });
 
@@ -366,16 +362,22 @@ describe('an emulated workload cluster', () => {
   });
 });
 
-/** Wait (real I/O only, no timers of the virtual clock) until `cond` holds. */
-async function until(cond: () => boolean): Promise<void> {
-  for (let i = 0; i < 500 && !cond(); i++) await new Promise((r) => setImmediate(r));
-  assert.ok(cond(), 'condition not reached');
+interface WatchEvent {
+  type: string;
+  object: { metadata: { name: string }; spec?: { unschedulable?: boolean } };
 }
 
-/** Follow a watch; returns the function that closes it. */
-function watch(c: WorkloadClient, path: string, onEvent: (e: unknown) => void): Promise<() => void> {
+/** Follow a watch: `next()` resolves with each event as it arrives. */
+function watch(c: WorkloadClient, path: string): Promise<{ next(): Promise<WatchEvent>; close(): void }> {
   const tls = (c as unknown as { http: { tls: { ca: string; cert: string; key: string } } }).http.tls;
   const url = new URL(c.server);
+  const queue: WatchEvent[] = [];
+  const waiters: ((e: WatchEvent) => void)[] = [];
+  const push = (e: WatchEvent) => {
+    const w = waiters.shift();
+    if (w) w(e);
+    else queue.push(e);
+  };
   return new Promise((resolve, reject) => {
     const r = request(
       { host: url.hostname, port: Number(url.port), method: 'GET', path, ...tls, agent: false },
@@ -385,12 +387,18 @@ function watch(c: WorkloadClient, path: string, onEvent: (e: unknown) => void): 
           buf += d.toString();
           let nl;
           while ((nl = buf.indexOf('\n')) >= 0) {
-            onEvent(JSON.parse(buf.slice(0, nl)));
+            push(JSON.parse(buf.slice(0, nl)) as WatchEvent);
             buf = buf.slice(nl + 1);
           }
         });
         res.on('error', () => undefined);
-        resolve(() => r.destroy());
+        resolve({
+          next: () => {
+            const e = queue.shift();
+            return e ? Promise.resolve(e) : new Promise<WatchEvent>((ok) => waiters.push(ok));
+          },
+          close: () => r.destroy(),
+        });
       },
     );
     r.on('error', (e) => (e.message.includes('socket hang up') ? undefined : reject(e)));

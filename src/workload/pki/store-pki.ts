@@ -244,8 +244,10 @@ export class StorePki implements ClusterPki {
 
   // --- internals ---
 
+  /** The Kubernetes CA Secret: one read when it exists (the common case), creation of all material otherwise. */
   private async caSecret(cluster: PkiClusterRef): Promise<StoredKeyPair> {
-    return (await this.ensure(cluster)).ca;
+    const secret = await this.store.get(SECRET_TYPE_KEY, cluster.namespace, caSecretName(cluster.name, 'ca'));
+    return secret ? readCaSecret(secret) : (await this.ensure(cluster)).ca;
   }
 
   private async signingCa(cluster: PkiClusterRef): Promise<SigningCa> {
