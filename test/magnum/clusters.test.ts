@@ -303,3 +303,33 @@ void test('delete answers 204; the cluster then reads DELETE_IN_PROGRESS with it
   assert.equal((await h.as('reader', 'DELETE', `/v1/clusters/${uuid}`)).status, 403);
   assert.equal((await h.call('DELETE', '/v1/clusters/never-existed')).status, 404);
 });
+
+void test('a control-plane load balancer is always created: master_lb_enabled false is stored as true, and 3 masters are accepted', async () => {
+  const uuid = await h.createCluster('lb-forced', { master_lb_enabled: false, master_count: 3 });
+  const c = (await h.call('GET', `/v1/clusters/${uuid}`)).body as { master_lb_enabled: boolean; master_count: number };
+  assert.equal(c.master_lb_enabled, true);
+  assert.equal(c.master_count, 3);
+  const t = await h.call('POST', '/v1/clustertemplates', { body: { name: 'no-lb', coe: 'kubernetes', image_id: 'ubuntu-22.04-kube', master_lb_enabled: false } });
+  assert.equal((t.body as { master_lb_enabled: boolean }).master_lb_enabled, true);
+});
+
+void test('a devicemapper template needs a docker volume of at least 3 GB on the cluster too', async () => {
+  const t = await h.call('POST', '/v1/clustertemplates', {
+    body: { name: 'dm', coe: 'kubernetes', image_id: 'ubuntu-22.04-kube', docker_storage_driver: 'devicemapper', docker_volume_size: 5, labels: { kube_tag: 'v1.32.5' } },
+  });
+  assert.equal(t.status, 201);
+  const r = await h.call('POST', '/v1/clusters', {
+    body: { name: 'dm-small', cluster_template_id: 'dm', master_count: 1, node_count: 1, master_flavor_id: 'm1.medium', flavor_id: 'm1.medium', keypair: 'k', docker_volume_size: 2 },
+  });
+  assert.equal(r.status, 400);
+  assert.match(magnumError(r).detail, /minimum value 3GB for devicemapper/);
+  assert.equal((await h.call('POST', '/v1/clusters', { body: { name: 'dm-ok', cluster_template_id: 'dm', master_count: 1, node_count: 1, master_flavor_id: 'm1.medium', flavor_id: 'm1.medium', keypair: 'k' } })).status, 202);
+});
+
+void test('admins read other projects\' clusters and node groups but change node groups only in their own project', async () => {
+  const uuid = await h.createCluster('admin-reads');
+  assert.equal((await h.as('admin', 'GET', `/v1/clusters/${uuid}/nodegroups/default-worker`)).status, 200);
+  assert.equal((await h.as('admin', 'DELETE', `/v1/clusters/${uuid}/nodegroups/default-worker`)).status, 404);
+  assert.equal((await h.as('admin', 'PATCH', `/v1/clusters/${uuid}`, { body: [{ op: 'replace', path: '/health_status', value: 'HEALTHY' }] })).status, 202);
+  assert.equal((await h.as('admin', 'DELETE', `/v1/clusters/${uuid}`)).status, 204);
+});
