@@ -399,3 +399,36 @@ test('a project with two networks must name one, as Nova says', async () => {
     await h.close();
   }
 });
+
+test('concurrent server creates on one network all succeed with distinct addresses', async () => {
+  const h = await startCloud();
+  try {
+    const net = await network(h);
+    const img = await imageId(h);
+    await h.call('PUT', `/compute/v2.1/os-quota-sets/${h.identity.projectA}`, {
+      token: 'admin',
+      body: { quota_set: { instances: -1, cores: -1, ram: -1 } },
+    });
+    const results = await Promise.all(
+      Array.from({ length: 20 }, (_, i) =>
+        h.call<ServerBody>('POST', '/compute/v2.1/servers', {
+          headers: V,
+          body: { server: { name: `c-${i}`, flavorRef: '2', imageRef: img, networks: [{ uuid: net }] } },
+        }),
+      ),
+    );
+    assert.deepEqual(
+      results.map((r) => r.status),
+      Array.from({ length: 20 }, () => 202),
+    );
+    const ports = await h.call<{ ports: { fixed_ips: { ip_address: string }[] }[] }>(
+      'GET',
+      `/network/v2.0/ports?network_id=${net}`,
+    );
+    const addresses = ports.body.ports.map((p) => p.fixed_ips[0]!.ip_address);
+    assert.equal(addresses.length, 20);
+    assert.equal(new Set(addresses).size, 20);
+  } finally {
+    await h.close();
+  }
+});

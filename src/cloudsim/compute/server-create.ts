@@ -6,7 +6,7 @@ import { nowIso, type CloudContext } from '../core/context.ts';
 import type { Caller } from '../core/http.ts';
 import { newId, newPassword } from '../core/ids.ts';
 import { minorOf } from '../core/microversion.ts';
-import type { Network, Server } from '../core/records.ts';
+import type { Flavor, Network, Server } from '../core/records.ts';
 import type { Row } from '../core/repo.ts';
 import { findImage } from '../image/service.ts';
 import { portLabels, type NetworkService } from '../network/index.ts';
@@ -193,6 +193,32 @@ export class ServerCreator {
 
     await this.checkQuota(caller.project, flavor.rec.vcpus, flavor.rec.ram);
 
+    const fixedAddresses = Array.isArray(b.networks) && b.networks.some((n) => n.fixed_ip);
+    for (let attempt = 0; ; attempt++) {
+      try {
+        return await this.build(caller, b, { flavor, imageId, keyName, az, metadata });
+      } catch (err) {
+        // a concurrent create took the same address: choose again (an asked-for address is final)
+        if (!(err instanceof ConflictError && err.code === 'AlreadyExists') || fixedAddresses || attempt >= 5)
+          throw err;
+      }
+    }
+  }
+
+  /** Resolve security groups, networks and block devices, then write the server with its ports and volumes atomically. */
+  private async build(
+    caller: Caller,
+    b: CreateBody,
+    r: {
+      flavor: Row<Flavor>;
+      imageId: string;
+      keyName: string | null;
+      az: string;
+      metadata: Record<string, string>;
+    },
+  ): Promise<CreatedServer> {
+    const ctx = this.ctx;
+    const { flavor, imageId, keyName, az, metadata } = r;
     const id = newId();
     const sgNames = (b.security_groups ?? [{ name: 'default' }]).map((s) => s.name);
     const sgIds = await this.resolveSecurityGroups(caller, sgNames);
@@ -235,7 +261,12 @@ export class ServerCreator {
       }
     }
 
-    const { volumeRefs, volumeOps, buildFailure } = await this.blockDevices(caller, bdms, az, id);
+    const { volumeRefs, volumeOps, buildFailure } = await this.blockDevices(
+      caller,
+      b.block_device_mapping_v2 ?? [],
+      az,
+      id,
+    );
     ops.push(...volumeOps);
 
     const injected = ctx.faults.takeErrorState('compute.servers.create');

@@ -69,9 +69,11 @@ export class Ipam {
       .sort((a, b) => a.start - b.start);
     const gateway = s.gateway_ip ? parseIpv4(s.gateway_ip) : undefined;
     const total = ranges.reduce((n, r) => n + (r.end - r.start + 1), 0);
-    const hint = this.hints.get(subnet.id) ?? 0;
     for (let i = 0; i < total; i++) {
-      const k = (hint + i) % total;
+      // Claim the candidate before awaiting, so concurrent allocations in this process try
+      // different addresses (the store still arbitrates between processes).
+      const k = (this.hints.get(subnet.id) ?? 0) % total;
+      this.hints.set(subnet.id, (k + 1) % total);
       let rest = k;
       let candidate = -1;
       for (const r of ranges) {
@@ -85,7 +87,6 @@ export class Ipam {
       if (candidate < 0 || candidate === gateway) continue;
       const ip = formatIpv4(candidate);
       if (exclude.has(ip) || (await this.isAllocated(subnet, ip))) continue;
-      this.hints.set(subnet.id, (k + 1) % total);
       return mk(ip);
     }
     throw new ConflictError(`No more IP addresses available on network ${s.network_id}.`, {
