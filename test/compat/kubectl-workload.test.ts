@@ -193,6 +193,21 @@ void describe('kubectl against an emulated workload cluster', { skip, timeout: 5
     assert.match(v, /Server Version: v1\.31\.4/);
   });
 
+  test('kubectl apply creates and then updates a ConfigMap the user keeps in the cluster', async () => {
+    const file = join(dir, 'cm.yaml');
+    writeFileSync(
+      file,
+      'apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: app-settings\n  namespace: default\ndata:\n  mode: prod\n',
+    );
+    assert.match(await ok(['apply', '-f', file]), /configmap\/app-settings created/);
+    writeFileSync(
+      file,
+      'apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: app-settings\n  namespace: default\ndata:\n  mode: dev\n',
+    );
+    assert.match(await ok(['apply', '-f', file]), /configmap\/app-settings configured/);
+    assert.equal(await ok(['get', 'configmap', 'app-settings', '-o', 'jsonpath={.data.mode}']), 'dev');
+  });
+
   test('kubectl cordon marks the node unschedulable', async () => {
     assert.match(await ok(['cordon', 'demo-cp-0']), /node\/demo-cp-0 cordoned/);
     const rows = table(await ok(['get', 'nodes']));

@@ -8,6 +8,7 @@ import {
   type KubeVersionInfo,
 } from '../../../domain/index.ts';
 import type { RequestContext } from './context.ts';
+import { openApiCoreV1, openApiRoot } from './openapi.ts';
 import { sendJson, sendText } from './http-io.ts';
 
 /** What the emulated API server serves, per group/version (legacy discovery). */
@@ -136,6 +137,14 @@ export function serveDiscovery(ctx: RequestContext, segs: string[], version: str
     return true;
   }
   if (ctx.method !== 'GET') return false;
+  if (path === 'openapi/v3') {
+    sendJson(ctx.res, 200, openApiRoot());
+    return true;
+  }
+  if (path === 'openapi/v3/api/v1') {
+    sendJson(ctx.res, 200, openApiCoreV1());
+    return true;
+  }
   switch (segs.length) {
     case 1:
       if (segs[0] === 'version') sendJson(ctx.res, 200, versionInfo(version));
