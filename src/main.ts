@@ -203,6 +203,8 @@ export async function startMagnetar(options: StartOptions): Promise<Magnetar> {
       host: '127.0.0.1',
       log: app.log,
       timing: { nodeReadyMs: latencyMs, podStartMs: Math.round(latencyMs / 2) },
+      // One process of those sharing the store serves the emulated endpoints.
+      lease: { holder: `emulator-${process.pid}-${Math.random().toString(36).slice(2, 8)}`, ttlMs: config.controllers.leaseTtlSeconds * 1000 },
     });
     await emulator.start();
     closers.push(() => emulator.stop());

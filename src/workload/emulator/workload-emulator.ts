@@ -49,6 +49,11 @@ export interface WorkloadEmulatorOptions {
   timing?: Partial<EmulationTiming>;
   /** Clusters reconciled concurrently. @default 8 */
   concurrency?: number;
+  /**
+   * Run only while holding this store lease, so that of several processes sharing a store
+   * exactly one serves the emulated endpoints (and a survivor takes over). @default none: always run
+   */
+  lease?: { holder: string; ttlMs: number; /** @default workload-emulator */ name?: string };
 }
 
 const WATCHED = [
@@ -91,7 +96,11 @@ export class WorkloadEmulator {
   private running: Promise<void> | undefined;
   private unsubscribe: (() => void) | undefined;
   private readonly retryTimers = new Map<string, () => void>();
-  private stopped = true;
+  /** True while serving (started, and holding the lease when there is one). */
+  private active = false;
+  private started = false;
+  private readonly lease: { holder: string; ttlMs: number; name: string } | undefined;
+  private cancelLeaseTimer: (() => void) | undefined;
 
   constructor(options: WorkloadEmulatorOptions) {
     this.store = options.store;
@@ -101,23 +110,78 @@ export class WorkloadEmulator {
     this.log = options.log.child({ component: 'workload-emulator' });
     this.timing = { ...DEFAULT_TIMING, ...(options.timing ?? {}) };
     this.concurrency = options.concurrency ?? 8;
+    this.lease = options.lease ? { name: 'workload-emulator', ...options.lease } : undefined;
   }
 
-  /** Index the current Clusters and Machines, bring their emulated clusters up, then follow the feed. */
+  private get stopped(): boolean {
+    return !this.active;
+  }
+
+  /**
+   * Start: index the current Clusters and Machines, bring their emulated clusters up (in the
+   * background; `idle()` waits for them), then follow the feed. With a lease, only while it is held.
+   */
   async start(): Promise<void> {
-    if (!this.stopped) return;
-    this.stopped = false;
-    this.engine = new SharedHttpEngine();
-    await this.relist();
-    this.unsubscribe = this.store.onChange(() => this.kick(true));
-    // Endpoints come up in the background; `idle()` waits for them.
-    this.kick(true);
+    if (this.started) return;
+    this.started = true;
+    if (this.lease) await this.leaseTick();
+    else await this.activate();
   }
 
   /** Stop following the store and close every emulated endpoint (state stays in the store). */
   async stop(): Promise<void> {
-    if (this.stopped) return;
-    this.stopped = true;
+    if (!this.started) return;
+    this.started = false;
+    this.cancelLeaseTimer?.();
+    this.cancelLeaseTimer = undefined;
+    await this.deactivate();
+    if (this.lease) await this.store.releaseLease(this.lease.name, this.lease.holder).catch(() => undefined);
+  }
+
+  private async leaseTick(): Promise<void> {
+    const lease = this.lease!;
+    let held = false;
+    try {
+      held = await this.store.acquireLease(lease.name, lease.holder, lease.ttlMs, this.clock.now());
+    } catch (err) {
+      this.log.warn(
+        { err: err instanceof Error ? err.message : String(err) },
+        'workload emulator: lease renewal failed',
+      );
+    }
+    if (!this.started) return;
+    if (held && !this.active) {
+      this.log.info(
+        { holder: lease.holder },
+        'workload emulator: lease acquired, serving the emulated clusters',
+      );
+      await this.activate();
+    } else if (!held && this.active) {
+      this.log.warn(
+        { holder: lease.holder },
+        'workload emulator: lease lost, closing the emulated endpoints',
+      );
+      await this.deactivate();
+    }
+    if (this.started)
+      this.cancelLeaseTimer = this.clock.setTimer(
+        () => void this.leaseTick(),
+        Math.max(1, Math.floor(lease.ttlMs / 3)),
+      );
+  }
+
+  private async activate(): Promise<void> {
+    if (this.active) return;
+    this.active = true;
+    this.engine = new SharedHttpEngine();
+    await this.relist();
+    this.unsubscribe = this.store.onChange(() => this.kick(true));
+    this.kick(true);
+  }
+
+  private async deactivate(): Promise<void> {
+    if (!this.active) return;
+    this.active = false;
     this.unsubscribe?.();
     for (const cancel of this.retryTimers.values()) cancel();
     this.retryTimers.clear();
