@@ -295,6 +295,51 @@ describe('an emulated workload cluster', () => {
     );
   });
 
+  test('Secrets and namespaces follow Kubernetes rules and errors', async () => {
+    const c = await client();
+    const raw = (method: string, path: string, body?: unknown) => call(c, method, path, body);
+    const created = await raw('POST', '/api/v1/namespaces/default/secrets', {
+      metadata: { name: 'db' },
+      stringData: { password: 's3cret' },
+    });
+    assert.equal(created.status, 201);
+    assert.deepEqual((created.body as { data: unknown }).data, {
+      password: Buffer.from('s3cret').toString('base64'),
+    });
+    assert.equal((created.body as { type: string }).type, 'Opaque');
+    const dup = await raw('POST', '/api/v1/namespaces/default/secrets', { metadata: { name: 'db' } });
+    assert.equal(dup.status, 409);
+    assert.equal((dup.body as { reason: string }).reason, 'AlreadyExists');
+    const bad = await raw('POST', '/api/v1/namespaces/default/secrets', { metadata: { name: 'Not_Valid' } });
+    assert.equal(bad.status, 422);
+    assert.equal((bad.body as { kind: string; reason: string }).reason, 'Invalid');
+    const nons = await raw('POST', '/api/v1/namespaces/nope/configmaps', { metadata: { name: 'x' } });
+    assert.equal(nons.status, 404);
+    assert.match((nons.body as { message: string }).message, /namespaces "nope" not found/);
+    const missing = await raw('GET', '/api/v1/namespaces/default/secrets/none');
+    assert.deepEqual([missing.status, (missing.body as { kind: string }).kind], [404, 'Status']);
+    const pod = await raw('POST', '/api/v1/namespaces/default/pods', { metadata: { name: 'web' } });
+    assert.equal(pod.status, 405, 'no workloads run in an emulated cluster');
+    assert.equal((await raw('DELETE', '/api/v1/namespaces/kube-system')).status, 403);
+    assert.equal((await raw('POST', '/api/v1/namespaces', { metadata: { name: 'scratch' } })).status, 201);
+    assert.equal(
+      (await raw('POST', '/api/v1/namespaces/scratch/secrets', { metadata: { name: 's' } })).status,
+      201,
+    );
+    assert.equal((await raw('DELETE', '/api/v1/namespaces/scratch')).status, 200);
+    assert.equal(
+      (await raw('GET', '/api/v1/namespaces/scratch/secrets/s')).status,
+      404,
+      'a namespace takes its secrets with it',
+    );
+    assert.equal((await raw('DELETE', '/api/v1/namespaces/default/secrets/db')).status, 200);
+    const root = await raw('GET', '/api/v1/namespaces/default/configmaps/kube-root-ca.crt');
+    assert.equal(
+      (root.body as { data: Record<string, string> }).data['ca.crt']!.trim(),
+      (await pki.caPem({ namespace: PROJECT, name: CLUSTER, displayName: 'prod' })).trim(),
+    );
+  });
+
   test('namespaces and secrets users create persist across a restart; nodes are re-derived from the machines', async () => {
     const c = await client();
     const endpoint = c.server;
