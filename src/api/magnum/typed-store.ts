@@ -2,9 +2,8 @@ import type { ApiObject, NewObject, TypeKey } from '../../domain/index.ts';
 import type { DeleteOptions, ListOptions, ObjectStore } from '../../store/index.ts';
 
 /**
- * The object store with the Magnum kinds' own types. The store's generics want
- * `Record<string, unknown>` specs, which the domain's interfaces (no index signature) do not
- * satisfy; the conversions live here, once.
+ * The object store as the façade uses it: results typed with the Magnum kinds, and batches of
+ * writes whose objects are domain-typed. The conversions live here, once.
  */
 
 /** Any stored object, whatever its spec and status types. */
