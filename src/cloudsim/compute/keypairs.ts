@@ -2,7 +2,7 @@ import { createHash, generateKeyPair } from 'node:crypto';
 import { promisify } from 'node:util';
 import { z } from 'zod';
 import { ConflictError, InputError, NotAllowedError, NotFoundError } from '../../domain/index.ts';
-import { nowIso, type CloudContext } from '../core/context.ts';
+import { isoMicros, nowIso, type CloudContext } from '../core/context.ts';
 import { bodyOf, callerOf, p, q, type Caller, type ServiceRoutes } from '../core/http.ts';
 import { minorOf } from '../core/microversion.ts';
 import type { Keypair } from '../core/records.ts';
@@ -137,7 +137,7 @@ export function registerKeypairRoutes(r: ServiceRoutes, ctx: CloudContext): void
         ...brief(row, minorOf(req)),
         user_id: row.rec.user_id,
         id: row.rec.kid,
-        created_at: row.rec.created_at.slice(0, 23).replace(/\.(\d{3})$/, '.$1000'),
+        created_at: isoMicros(row.rec.created_at),
         updated_at: null,
         deleted: false,
         deleted_at: null,
