@@ -28,6 +28,14 @@ import {
   syncTaints,
   type NodeInput,
 } from './system-objects.ts';
+import {
+  COREDNS_REPLICAS,
+  isPodHealthy,
+  matchesLabels,
+  podDisruptionBudgets,
+  workloads,
+  type DerivedInput,
+} from './derived-objects.ts';
 
 /**
  * The in-memory state of one emulated workload cluster: its Nodes and Pods, and the
@@ -60,8 +68,6 @@ export interface ModelEvent {
 /** Outcome of an eviction. */
 export type EvictionOutcome = { evicted: true } | { evicted: false; status: KubeStatus };
 
-const COREDNS_REPLICAS = 2;
-const DNS_LABELS = { 'k8s-app': 'kube-dns' };
 const HISTORY = 512;
 
 /** Options of {@link ClusterModel}. */
@@ -399,153 +405,25 @@ export class ClusterModel {
 
   // ---------------------------------------------------------------- derived workload objects
 
-  podDisruptionBudgets(): KubePodDisruptionBudget[] {
-    if (!this.initializedAt) return [];
-    const selected = [...this.pods.values()].filter(
-      (p) => p.metadata.namespace === 'kube-system' && matchesLabels(p.metadata.labels, DNS_LABELS),
-    );
-    const healthy = selected.filter(isPodHealthy).length;
-    const desired = 1;
-    const allowed = Math.max(0, healthy - desired);
-    return [
-      {
-        apiVersion: 'policy/v1',
-        kind: 'PodDisruptionBudget',
-        metadata: {
-          name: 'coredns',
-          namespace: 'kube-system',
-          uid: this.uids.pdb,
-          resourceVersion: this.resourceVersion,
-          generation: 1,
-          creationTimestamp: this.initializedAt,
-          labels: { ...DNS_LABELS },
-        },
-        spec: { minAvailable: 1, selector: { matchLabels: { ...DNS_LABELS } } },
-        status: {
-          currentHealthy: healthy,
-          desiredHealthy: desired,
-          disruptionsAllowed: allowed,
-          expectedPods: selected.length,
-          observedGeneration: 1,
-          conditions: [
-            allowed > 0
-              ? {
-                  type: 'DisruptionAllowed',
-                  status: 'True',
-                  reason: 'SufficientPods',
-                  message: '',
-                  lastTransitionTime: this.initializedAt,
-                }
-              : {
-                  type: 'DisruptionAllowed',
-                  status: 'False',
-                  reason: 'InsufficientPods',
-                  message: '',
-                  lastTransitionTime: this.initializedAt,
-                },
-          ],
-        },
-      },
-    ];
+  private derivedInput(): DerivedInput {
+    return {
+      pods: [...this.pods.values()],
+      nodeCount: this.nodes.size,
+      initializedAt: this.initializedAt,
+      resourceVersion: this.resourceVersion,
+      uids: this.uids,
+      replicaSetName: this.replicaSetName,
+      version: this.version(),
+    };
   }
 
-  /** kube-proxy DaemonSet, CoreDNS Deployment and its ReplicaSet, with counts from the pods. */
+  podDisruptionBudgets(): KubePodDisruptionBudget[] {
+    return podDisruptionBudgets(this.derivedInput());
+  }
+
+  /** kube-proxy DaemonSet, CoreDNS Deployment and its ReplicaSet. */
   workloads(): { daemonSets: KubeObject[]; deployments: KubeObject[]; replicaSets: KubeObject[] } {
-    if (!this.initializedAt) return { daemonSets: [], deployments: [], replicaSets: [] };
-    const created = this.initializedAt;
-    const proxies = [...this.pods.values()].filter((p) => p.metadata.labels?.['k8s-app'] === 'kube-proxy');
-    const dns = [...this.pods.values()].filter((p) => p.metadata.labels?.['k8s-app'] === 'kube-dns');
-    const proxyReady = proxies.filter(isPodHealthy).length;
-    const dnsReady = dns.filter(isPodHealthy).length;
-    const version = this.version() ?? '';
-    const md = (
-      name: string,
-      uid: string,
-      labels: Record<string, string>,
-      owner?: KubeObject['metadata']['ownerReferences'],
-    ) => ({
-      name,
-      namespace: 'kube-system',
-      uid,
-      resourceVersion: this.resourceVersion,
-      generation: 1,
-      creationTimestamp: created,
-      labels,
-      annotations: { [EMULATED_ANNOTATION]: 'emulated by Magnetar' },
-      ...(owner ? { ownerReferences: owner } : {}),
-    });
-    return {
-      daemonSets: [
-        {
-          apiVersion: 'apps/v1',
-          kind: 'DaemonSet',
-          metadata: md('kube-proxy', this.uids.daemonSet, { 'k8s-app': 'kube-proxy' }),
-          spec: {
-            selector: { matchLabels: { 'k8s-app': 'kube-proxy' } },
-            template: {
-              metadata: { labels: { 'k8s-app': 'kube-proxy' } },
-              spec: {
-                nodeSelector: { 'kubernetes.io/os': 'linux' },
-                containers: [{ name: 'kube-proxy', image: `registry.k8s.io/kube-proxy:${version}` }],
-              },
-            },
-          },
-          status: {
-            currentNumberScheduled: this.nodes.size,
-            desiredNumberScheduled: this.nodes.size,
-            numberAvailable: proxyReady,
-            numberMisscheduled: 0,
-            numberReady: proxyReady,
-            updatedNumberScheduled: this.nodes.size,
-            observedGeneration: 1,
-          },
-        },
-      ],
-      deployments: [
-        {
-          apiVersion: 'apps/v1',
-          kind: 'Deployment',
-          metadata: md('coredns', this.uids.deployment, { 'k8s-app': 'kube-dns' }),
-          spec: { replicas: COREDNS_REPLICAS, selector: { matchLabels: { ...DNS_LABELS } } },
-          status: {
-            replicas: dns.length,
-            readyReplicas: dnsReady,
-            availableReplicas: dnsReady,
-            updatedReplicas: dns.length,
-            observedGeneration: 1,
-          },
-        },
-      ],
-      replicaSets: [
-        {
-          apiVersion: 'apps/v1',
-          kind: 'ReplicaSet',
-          metadata: md(
-            this.replicaSetName,
-            this.uids.replicaSet,
-            { 'k8s-app': 'kube-dns', 'pod-template-hash': this.replicaSetName.slice(8) },
-            [
-              {
-                apiVersion: 'apps/v1',
-                kind: 'Deployment',
-                name: 'coredns',
-                uid: this.uids.deployment,
-                controller: true,
-                blockOwnerDeletion: true,
-              },
-            ],
-          ),
-          spec: { replicas: COREDNS_REPLICAS, selector: { matchLabels: { ...DNS_LABELS } } },
-          status: {
-            replicas: dns.length,
-            readyReplicas: dnsReady,
-            availableReplicas: dnsReady,
-            fullyLabeledReplicas: dns.length,
-            observedGeneration: 1,
-          },
-        },
-      ],
-    };
+    return workloads(this.derivedInput());
   }
 
   // ---------------------------------------------------------------- timers
@@ -583,23 +461,6 @@ function stringMap(v: unknown): Record<string, string> {
   return Object.fromEntries(
     Object.entries(v as Record<string, unknown>).filter(([, x]) => typeof x === 'string'),
   ) as Record<string, string>;
-}
-
-/** A pod counts as healthy for disruption budgets when it runs and is Ready. */
-export function isPodHealthy(pod: KubePod): boolean {
-  return (
-    !pod.metadata.deletionTimestamp &&
-    pod.status.phase === 'Running' &&
-    (pod.status.conditions ?? []).some((c) => c.type === 'Ready' && c.status === 'True')
-  );
-}
-
-function matchesLabels(
-  labels: Record<string, string> | undefined,
-  selector: Record<string, string> | undefined,
-): boolean {
-  if (!selector) return false;
-  return Object.entries(selector).every(([k, v]) => labels?.[k] === v);
 }
 
 function compareVersions(a: string, b: string): number {

@@ -1,6 +1,4 @@
-import { isIP } from 'node:net';
 import {
-  CapiAnnotations,
   CapiLabels,
   CapiTypes,
   ConflictError,
@@ -11,13 +9,12 @@ import {
   type MachineObject,
 } from '../../domain/index.ts';
 import type { ObjectStore, WatchEvent } from '../../store/index.ts';
-import { pkiRefOf } from '../client/workload-access.ts';
 import type { StorePki } from '../pki/store-pki.ts';
-import { handleRequest } from './api/router.ts';
 import { bootPlanOf, tokenProblem } from './bootstrap-plan.ts';
 import { DEFAULT_TIMING, type EmulationTiming } from './cluster-model.ts';
 import { EmulatedCluster } from './emulated-cluster.ts';
-import { ClusterListener, SharedHttpEngine, type EndpointTls } from './listener.ts';
+import { Endpoints } from './endpoints.ts';
+import { SharedHttpEngine } from './listener.ts';
 import { WORKLOAD_CLUSTER_LABEL, WorkloadTypes } from './persisted-objects.ts';
 import type { NodeInput } from './system-objects.ts';
 
@@ -101,6 +98,7 @@ export class WorkloadEmulator {
   private started = false;
   private readonly lease: { holder: string; ttlMs: number; name: string } | undefined;
   private cancelLeaseTimer: (() => void) | undefined;
+  private readonly endpoints: Endpoints;
 
   constructor(options: WorkloadEmulatorOptions) {
     this.store = options.store;
@@ -111,6 +109,7 @@ export class WorkloadEmulator {
     this.timing = { ...DEFAULT_TIMING, ...(options.timing ?? {}) };
     this.concurrency = options.concurrency ?? 8;
     this.lease = options.lease ? { name: 'workload-emulator', ...options.lease } : undefined;
+    this.endpoints = new Endpoints(this.store, this.pki, this.host, this.log, () => this.engine);
   }
 
   private get stopped(): boolean {
@@ -376,7 +375,7 @@ export class WorkloadEmulator {
       this.emulated.set(key, emu);
     }
     emu.capi = capi;
-    if (emu.listener) await this.refreshTls(emu);
+    if (emu.listener) await this.endpoints.refresh(emu);
 
     // Machines whose node already joined first (restart), then control plane, then the rest, oldest first.
     const rank = (m: MachineObject) =>
@@ -441,7 +440,7 @@ export class WorkloadEmulator {
     emu.deletedNodes.delete(input.name);
     if (m.status.nodeRef?.name === input.name) {
       // Joined before a restart: the kubelet was running all along.
-      if (input.controlPlane) await this.ensureEndpoint(emu);
+      if (input.controlPlane) await this.endpoints.ensure(emu);
       emu.model.addNode(input, true);
       emu.waiting.delete(m.metadata.name);
       return;
@@ -456,7 +455,7 @@ export class WorkloadEmulator {
       case 'none':
         return this.wait(emu, m, plan.reason);
       case 'init':
-        await this.ensureEndpoint(emu);
+        await this.endpoints.ensure(emu);
         break;
       case 'join': {
         if (!emu.listener)
@@ -472,98 +471,5 @@ export class WorkloadEmulator {
       { cluster: emu.key, node: input.name, version: input.version },
       `emulated node registered (kubeadm ${plan.kind})`,
     );
-  }
-
-  // ---------------------------------------------------------------- endpoint
-
-  private async endpointTls(
-    emu: EmulatedCluster,
-  ): Promise<{ tls: EndpointTls; caVersion: string; host: string }> {
-    const host = emu.capi.spec.controlPlaneEndpoint?.host ?? '';
-    const domain = emu.capi.spec.clusterNetwork?.serviceDomain ?? 'cluster.local';
-    const dnsNames = [
-      'localhost',
-      'kubernetes',
-      'kubernetes.default',
-      'kubernetes.default.svc',
-      `kubernetes.default.svc.${domain}`,
-    ];
-    const ips = ['127.0.0.1'];
-    if (host !== '') {
-      if (isIP(host)) ips.push(host);
-      else dnsNames.push(host);
-    }
-    const issued = await this.pki.issueServerCertificate(pkiRefOf(emu.capi), { dnsNames, ips });
-    return {
-      tls: { certPem: issued.certPem, keyPem: issued.keyPem, caPem: issued.caPem },
-      caVersion: issued.caVersion,
-      host,
-    };
-  }
-
-  /** Re-issue the endpoint certificate when the CA was rotated or the endpoint host changed. */
-  private async refreshTls(emu: EmulatedCluster): Promise<void> {
-    const current = await this.pki.currentCa(emu.capi.metadata);
-    const host = emu.capi.spec.controlPlaneEndpoint?.host ?? '';
-    if (!emu.tlsFor || !current || (current.caVersion === emu.tlsFor.caVersion && host === emu.tlsFor.host))
-      return;
-    const next = await this.endpointTls(emu);
-    emu.listener?.updateTls(next.tls);
-    emu.tlsFor = { caVersion: next.caVersion, caPem: next.tls.caPem, host: next.host };
-    this.log.info(
-      { cluster: emu.key },
-      'emulated workload API: new certificates (CA rotated or endpoint changed)',
-    );
-  }
-
-  /** "kubeadm init ran": serve the cluster's API and announce it on the CAPI Cluster. */
-  private async ensureEndpoint(emu: EmulatedCluster): Promise<void> {
-    if (emu.listener || !this.engine) return;
-    const next = await this.endpointTls(emu);
-    const listener = new ClusterListener(
-      this.engine,
-      next.tls,
-      (req, res) => void handleRequest(emu, req, res),
-      this.log,
-    );
-    const previous = previousPort(emu.capi, this.host);
-    const port = await listener.listen(this.host, previous);
-    emu.listener = listener;
-    emu.tlsFor = { caVersion: next.caVersion, caPem: next.tls.caPem, host: next.host };
-    const url = `https://${this.host}:${port}`;
-    await this.annotateEndpoint(emu, url);
-    this.log.info({ cluster: emu.key, endpoint: url }, 'emulated workload API serving (kubeadm init)');
-  }
-
-  private async annotateEndpoint(emu: EmulatedCluster, url: string): Promise<void> {
-    for (let attempt = 0; attempt < 10; attempt++) {
-      const cur = await this.store.get<CapiClusterObject>(CapiTypes.Cluster, emu.namespace, emu.name);
-      if (!cur || cur.metadata.annotations[CapiAnnotations.workloadEndpoint] === url) return;
-      try {
-        await this.store.update({
-          ...cur,
-          metadata: {
-            ...cur.metadata,
-            annotations: { ...cur.metadata.annotations, [CapiAnnotations.workloadEndpoint]: url },
-          },
-        });
-        return;
-      } catch (err) {
-        if (!(err instanceof ConflictError)) throw err;
-      }
-    }
-    throw new ConflictError(`could not record the endpoint of ${emu.key}: the Cluster keeps changing`);
-  }
-}
-
-/** The port of a previous run, when the endpoint annotation points at this host. */
-function previousPort(capi: CapiClusterObject, host: string): number | undefined {
-  const url = capi.metadata.annotations[CapiAnnotations.workloadEndpoint];
-  if (!url) return undefined;
-  try {
-    const u = new URL(url);
-    return u.hostname === host && u.port !== '' ? Number(u.port) : undefined;
-  } catch {
-    return undefined;
   }
 }
