@@ -96,7 +96,7 @@ export function evaluateMachine(
 
 /**
  * Whether remediation may proceed: the number of unhealthy targets must not exceed
- * `unhealthyLessThanOrEqualTo` (default 100%) and must lie within `unhealthyInRange` when set.
+ * `unhealthyLessThanOrEqualTo` (default 100%; a percentage allows at least one machine) and must lie within `unhealthyInRange` when set.
  */
 export function remediationAllowed(
   spec: MachineHealthCheckSpec,
@@ -119,7 +119,10 @@ export function remediationAllowed(
       return { allowed: true, remediationsAllowed: hi - unhealthy };
     }
   }
-  const max = resolveIntOrPercent(trigger?.unhealthyLessThanOrEqualTo ?? '100%', total, total, false);
+  // Percentages round down, but never below one machine: otherwise a group of one could never be healed.
+  const limit = trigger?.unhealthyLessThanOrEqualTo ?? '100%';
+  const resolved = resolveIntOrPercent(limit, total, total, false);
+  const max = typeof limit === 'string' && total > 0 ? Math.max(1, resolved) : resolved;
   if (unhealthy > max) {
     return {
       allowed: false,
