@@ -77,3 +77,12 @@ export async function workloadClient(
     return undefined;
   return env.deps.workload.forCluster(cluster);
 }
+
+/**
+ * How long to wait before looking again at something in progress since `sinceMs`: half its age,
+ * between 250 ms and `maxMs`, so fast clouds are seen quickly and slow ones are not hammered.
+ */
+export function pollDelay(sinceMs: number | undefined, nowMs: number, maxMs: number): number {
+  if (sinceMs === undefined || Number.isNaN(sinceMs)) return maxMs;
+  return Math.min(maxMs, Math.max(250, Math.floor((nowMs - sinceMs) / 2)));
+}

@@ -13,7 +13,7 @@ import {
 import type { ObjectStore } from '../../store/index.ts';
 import type { ConditionInput } from '../common/conditions.ts';
 import { falseCondition, mirrorCondition, trueCondition, unknownCondition } from '../common/conditions.ts';
-import type { Env } from '../common/env.ts';
+import { pollDelay, type Env } from '../common/env.ts';
 import { nodeReadyCondition } from '../common/node-snapshots.ts';
 import { ownerRef, withOwnerRef, writeObject } from '../common/writes.ts';
 
@@ -173,7 +173,7 @@ export async function observeNode(
   }
   if (!snap) {
     keepPrevious();
-    if (!m.status.nodeRef) obs.requeueAfterMs = env.settings.cloudPollMs;
+    if (!m.status.nodeRef) obs.requeueAfterMs = pollDelay(infraSince(m), env.deps.clock.now(), env.settings.cloudPollMs);
     return;
   }
   const node = snap.byProviderId.get(providerID);
@@ -209,7 +209,7 @@ export async function observeNode(
           'waiting for the node to join the cluster',
         ),
       );
-      obs.requeueAfterMs = env.settings.cloudPollMs;
+      obs.requeueAfterMs = pollDelay(infraSince(m), env.deps.clock.now(), env.settings.cloudPollMs);
     }
     return;
   }
@@ -237,8 +237,14 @@ export async function observeNode(
   obs.conditions.push(cond);
   obs.conditions.push({ ...cond, type: CapiConditions.NodeHealthy });
   if (ready?.lastTransitionTime) obs.nodeReadySince = ready.lastTransitionTime;
-  if (status !== 'True') obs.requeueAfterMs = 5_000;
+  if (status !== 'True') obs.requeueAfterMs = pollDelay(ready?.lastTransitionTime ? Date.parse(ready.lastTransitionTime) : undefined, env.deps.clock.now(), 5_000);
 }
 
 /** The kinds a Machine refers to, for watches. */
 export const MACHINE_CHILD_TYPES = [CapiTypes.KubeadmConfig, CapiTypes.OpenStackMachine] as const;
+
+/** Since when the machine's infrastructure has been ready (its node may join from then on). */
+function infraSince(m: MachineObject): number | undefined {
+  const c = getCondition(m.status.conditions, CapiConditions.InfrastructureReady);
+  return c?.status === 'True' ? Date.parse(c.lastTransitionTime) : Date.parse(m.metadata.creationTimestamp);
+}

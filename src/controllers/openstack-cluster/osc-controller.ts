@@ -11,7 +11,7 @@ import {
 } from '../../domain/index.ts';
 import { cloudErrorMessage, isTerminalCloudError } from '../common/cloud-errors.ts';
 import { buildConditions, falseCondition, trueCondition, type ConditionInput } from '../common/conditions.ts';
-import { isPaused, type Env } from '../common/env.ts';
+import { isPaused, pollDelay, type Env } from '../common/env.ts';
 import {
   TerminalError,
   type ObjectRef,
@@ -155,8 +155,9 @@ async function reconcileOsc(
     step = CapiConditions.APIEndpointReady;
     const lb = await reconcileLoadBalancer(cloud, osc, { subnetId, externalNetworkId }, tags, record);
     if (!lb.done) {
+      const since = osc.status.conditions?.find((c) => c.type === CapiConditions.APIEndpointReady && c.status === 'False')?.lastTransitionTime;
       await progress(CapiConditions.APIEndpointReady, CapiReasons.WaitingForLoadBalancer, lb.waiting);
-      return { requeueAfterMs: env.settings.cloudPollMs };
+      return { requeueAfterMs: pollDelay(since ? Date.parse(since) : now, env.deps.clock.now(), env.settings.cloudPollMs) };
     }
     conds.push(trueCondition(CapiConditions.APIEndpointReady));
     const port = osc.spec.apiServerPort ?? 6443;

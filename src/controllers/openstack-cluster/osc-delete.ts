@@ -8,7 +8,7 @@ import {
 } from '../../domain/index.ts';
 import { cloudErrorMessage } from '../common/cloud-errors.ts';
 import { buildConditions, falseCondition } from '../common/conditions.ts';
-import type { Env } from '../common/env.ts';
+import { pollDelay, type Env } from '../common/env.ts';
 import type { ReconcileContext, ReconcileResult } from '../common/runtime-types.ts';
 import { iso, removeFinalizer, writeStatus } from '../common/writes.ts';
 import { deleteLoadBalancer } from './osc-load-balancer.ts';
@@ -53,7 +53,7 @@ export async function reconcileOscDelete(
     const lb = await deleteLoadBalancer(cloud, osc);
     if (!lb.gone) {
       await say(lb.waiting ?? 'deleting the API load balancer');
-      return { requeueAfterMs: env.settings.cloudPollMs };
+      return { requeueAfterMs: pollDelay(Date.parse(osc.metadata.deletionTimestamp ?? ''), env.deps.clock.now(), env.settings.cloudPollMs) };
     }
     await deleteNetworking(cloud, osc);
     await deleteSecurityGroups(cloud, osc);

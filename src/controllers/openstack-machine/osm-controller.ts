@@ -24,7 +24,7 @@ import {
   unknownCondition,
   type ConditionInput,
 } from '../common/conditions.ts';
-import { isPaused, type Env } from '../common/env.ts';
+import { isPaused, pollDelay, type Env } from '../common/env.ts';
 import {
   TerminalError,
   type ObjectRef,
@@ -230,7 +230,7 @@ async function reconcileOsm(
         falseCondition(CapiConditions.InstanceReady, reason, message),
         falseCondition(CapiConditions.Ready, reason, message),
       ]);
-      return { requeueAfterMs: env.settings.cloudPollMs };
+      return { requeueAfterMs: pollDelay(server.created ? Date.parse(server.created) : undefined, env.deps.clock.now(), env.settings.cloudPollMs) };
     }
 
     const providerID = openstackProviderId(env.deps.region, server.id);

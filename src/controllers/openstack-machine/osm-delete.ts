@@ -9,7 +9,7 @@ import {
 } from '../../domain/index.ts';
 import { cloudErrorMessage } from '../common/cloud-errors.ts';
 import { buildConditions, falseCondition } from '../common/conditions.ts';
-import type { Env } from '../common/env.ts';
+import { pollDelay, type Env } from '../common/env.ts';
 import type { ReconcileContext, ReconcileResult } from '../common/runtime-types.ts';
 import { iso, removeFinalizer, writeStatus } from '../common/writes.ts';
 import { removeMember } from './osm-member.ts';
@@ -69,7 +69,7 @@ export async function reconcileOsmDelete(
     }
     if (remaining > 0) {
       await say(`waiting for server ${osm.metadata.name} to be deleted`);
-      return { requeueAfterMs: env.settings.cloudPollMs };
+      return { requeueAfterMs: pollDelay(Date.parse(osm.metadata.deletionTimestamp ?? ''), env.deps.clock.now(), env.settings.cloudPollMs) };
     }
     const ports = new Set<string>();
     for (const p of osm.status.resources?.ports ?? []) ports.add(p.id);
