@@ -29,6 +29,8 @@ export class MagnumReadModel {
   private readonly nodeGroups = new Map<string, Map<string, NodeGroupObject>>();
   /** Clusters by uid, in creation order. */
   private readonly clusters = new Map<string, MagnumClusterObject>();
+  /** Clusters by project, each in creation order. */
+  private readonly clustersByProject = new Map<string, Map<string, MagnumClusterObject>>();
   private readonly clusterByName = new Map<string, string>();
   /** Per cluster: a counter bumped whenever the cluster or one of its node groups changes. */
   private readonly stamps = new Map<string, number>();
@@ -105,6 +107,7 @@ export class MagnumReadModel {
     this.templates.clear();
     this.nodeGroups.clear();
     this.clusters.clear();
+    this.clustersByProject.clear();
     this.clusterByName.clear();
     this.json.clear();
     for (const type of TYPES) {
@@ -142,6 +145,9 @@ export class MagnumReadModel {
       case MagnumTypes.Cluster: {
         const c = obj as unknown as MagnumClusterObject;
         this.clusters.set(c.metadata.uid, c);
+        let inProject = this.clustersByProject.get(c.metadata.namespace);
+        if (!inProject) this.clustersByProject.set(c.metadata.namespace, (inProject = new Map<string, MagnumClusterObject>()));
+        inProject.set(c.metadata.uid, c);
         this.touch(c.metadata.uid);
         this.clusterByName.set(nameKey(c.metadata.namespace, c.metadata.name), c.metadata.uid);
         break;
@@ -166,6 +172,9 @@ export class MagnumReadModel {
       }
       case MagnumTypes.Cluster: {
         this.clusters.delete(uid);
+        const inProject = this.clustersByProject.get(obj.metadata.namespace);
+        inProject?.delete(uid);
+        if (inProject && inProject.size === 0) this.clustersByProject.delete(obj.metadata.namespace);
         this.stamps.delete(uid);
         this.json.delete(`${uid}|short`);
         this.json.delete(`${uid}|full`);
@@ -233,11 +242,10 @@ export class MagnumReadModel {
     return n;
   }
 
-  /** Clusters in creation order, optionally of one project. */
+  /** Clusters in creation order, of one project or (no argument) of all. */
   clustersOf(namespace?: string): MagnumClusterObject[] {
-    const out: MagnumClusterObject[] = [];
-    for (const c of this.clusters.values()) if (namespace === undefined || c.metadata.namespace === namespace) out.push(c);
-    return out;
+    const source = namespace === undefined ? this.clusters : this.clustersByProject.get(namespace);
+    return source ? [...source.values()] : [];
   }
 
   /** A fresh Magnum integer id for a node group (unique within this process's view). */
