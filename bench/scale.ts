@@ -44,7 +44,7 @@ export async function benchScale(options: { clusters?: number } = {}): Promise<v
     const admin = new Session(
       loadCloudConfig({ cloud: 'magnetar-admin', env: { OS_CLIENT_CONFIG_FILE: join(dir, 'clouds.yaml') } }),
     );
-    await admin.request('container-infra', 'POST', '/v1/quotas', {
+    await admin.request('container-infra', 'POST', '/quotas', {
       body: { project_id: project, resource: 'Cluster', hard_limit: n + 10 },
       headers: quotas,
       expect: [201, 409],
@@ -56,7 +56,7 @@ export async function benchScale(options: { clusters?: number } = {}): Promise<v
     for (let i = 0; i < names.length; i += 50) {
       await Promise.all(
         names.slice(i, i + 50).map((name) =>
-          session.request('container-infra', 'POST', '/v1/clusters', {
+          session.request('container-infra', 'POST', '/clusters', {
             headers: quotas,
             body: {
               name,
@@ -106,7 +106,7 @@ export async function benchScale(options: { clusters?: number } = {}): Promise<v
         names
           .slice(i, i + 50)
           .map((name) =>
-            session.request('container-infra', 'DELETE', `/v1/clusters/${name}`, {
+            session.request('container-infra', 'DELETE', `/clusters/${name}`, {
               headers: quotas,
               expect: [204, 404],
             }),
