@@ -275,3 +275,16 @@ export function counts(inv: Record<string, unknown[]>): Record<string, number> {
       .map(([k, v]) => [k, v.length]),
   );
 }
+
+/** Cloud resources of the project beyond what exists without any cluster (its default security group, keypairs). */
+export async function leftovers(h: Harness): Promise<Record<string, number>> {
+  const inv = await inventory(h);
+  const defaults = new Set<string>();
+  for (const g of await h.userCloud.network.listSecurityGroups({ name: 'default' })) {
+    defaults.add(g.id);
+    for (const r of g.rules) defaults.add(r.id);
+  }
+  const out: Record<string, unknown[]> = {};
+  for (const [k, v] of Object.entries(inv)) if (k !== 'Keypair') out[k] = v.filter((i) => !defaults.has(i.id));
+  return counts(out);
+}

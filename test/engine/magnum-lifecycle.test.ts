@@ -9,11 +9,10 @@ import {
 } from '../../src/domain/index.ts';
 import {
   capi,
-  counts,
   createCluster,
   createKeypair,
   eventually,
-  inventory,
+  leftovers,
   magnumCluster,
   nodeGroups,
   startHarness,
@@ -26,19 +25,6 @@ import {
 async function serversByZone(h: Harness): Promise<Map<string, string>> {
   const servers = await h.userCloud.compute.listServers();
   return new Map(servers.map((s) => [s.name, s.availabilityZone ?? '']));
-}
-
-/** Cloud resources beyond the project's own default security group and keypairs. */
-async function leftovers(h: Harness): Promise<Record<string, number>> {
-  const inv = await inventory(h);
-  const defaults = new Set<string>();
-  for (const g of await h.userCloud.network.listSecurityGroups({ name: 'default' })) {
-    defaults.add(g.id);
-    for (const r of g.rules) defaults.add(r.id);
-  }
-  const out: Record<string, unknown[]> = {};
-  for (const [k, v] of Object.entries(inv)) out[k] = v.filter((i) => !defaults.has(i.id));
-  return counts(out);
 }
 
 void test('openstack coe cluster create with the guide’s arguments goes CREATE_IN_PROGRESS → CREATE_COMPLETE with 3 masters in 3 zones, an API load balancer with floating IP, and 3 workers; delete leaves nothing', async () => {
