@@ -231,12 +231,15 @@ void describe('kubectl against an emulated workload cluster', { skip, timeout: 5
       'the second replica had to wait for the first replacement',
     );
     assert.match(all, /node\/demo-cp-0 drained/);
-    const rows = table(await ok(['get', 'pods', '-A', '-o', 'wide']));
-    assert.ok(
-      rows
-        .filter((x) => x.NAME?.startsWith('coredns-'))
-        .every((x) => x.NODE === 'demo-md-0' && x.STATUS === 'Running'),
-    );
+    // drain returns once the evicted pods are gone; the last replacement may still be starting.
+    await until('both CoreDNS replicas running on the worker', async () => {
+      const coredns = table(await ok(['get', 'pods', '-A', '-o', 'wide'])).filter((x) =>
+        x.NAME?.startsWith('coredns-'),
+      );
+      return coredns.length === 2 && coredns.every((x) => x.NODE === 'demo-md-0' && x.STATUS === 'Running')
+        ? true
+        : undefined;
+    });
     assert.match(await ok(['uncordon', 'demo-cp-0']), /uncordoned/);
   });
 
