@@ -41,7 +41,9 @@ function passwordAuth(cloud: CloudEntry) {
     auth: {
       identity: {
         methods: ['password'],
-        password: { user: { name: cloud.auth.username, password: cloud.auth.password, domain: { name: 'Default' } } },
+        password: {
+          user: { name: cloud.auth.username, password: cloud.auth.password, domain: { name: 'Default' } },
+        },
       },
       scope: { project: { name: cloud.auth.project_name, domain: { name: 'Default' } } },
     },
@@ -71,7 +73,9 @@ async function benchEngine(engine: 'sqlite' | 'postgres', storeUrl: string | und
   });
   const m = await startMagnetar({ config, controllers: false, logger: false });
   try {
-    const clouds = (parseYaml(readFileSync(join(dataDir, 'clouds.yaml'), 'utf8')) as { clouds: Record<string, CloudEntry> }).clouds;
+    const clouds = (
+      parseYaml(readFileSync(join(dataDir, 'clouds.yaml'), 'utf8')) as { clouds: Record<string, CloudEntry> }
+    ).clouds;
     const admin = clouds['magnetar-admin']!;
     const sa = clouds['magnetar-demo-sa']!;
     const adminToken = await token(m, admin);
@@ -83,7 +87,9 @@ async function benchEngine(engine: 'sqlite' | 'postgres', storeUrl: string | und
       'openstack-api-version': 'container-infra latest',
     });
     // room for the clusters, then create them through the API
-    const projects = (await json(await fetch(`${m.url}/identity/v3/projects?name=demo`, { headers: h(adminToken) }))) as {
+    const projects = (await json(
+      await fetch(`${m.url}/identity/v3/projects?name=demo`, { headers: h(adminToken) }),
+    )) as {
       projects: { id: string }[];
     };
     const projectId = projects.projects[0]!.id;
@@ -112,58 +118,88 @@ async function benchEngine(engine: 'sqlite' | 'postgres', storeUrl: string | und
         create_timeout: 60,
         discovery_url: null,
       };
-      const r = (await json(await fetch(`${m.url}/v1/clusters`, { method: 'POST', headers: h(saToken), body: JSON.stringify(body) }))) as {
+      const r = (await json(
+        await fetch(`${m.url}/v1/clusters`, {
+          method: 'POST',
+          headers: h(saToken),
+          body: JSON.stringify(body),
+        }),
+      )) as {
         uuid: string;
       };
       lastUuid = r.uuid;
     }
-    console.log(`${engine.padEnd(8)} created ${CLUSTERS} clusters through the API in ${((Date.now() - t0) / 1000).toFixed(1)} s`);
+    console.log(
+      `${engine.padEnd(8)} created ${CLUSTERS} clusters through the API in ${((Date.now() - t0) / 1000).toFixed(1)} s`,
+    );
 
-    report(engine, 'POST /identity/v3/auth/tokens', await run({
-      url: `${m.url}/identity/v3/auth/tokens`,
-      method: 'POST',
-      headers: { 'content-type': 'application/json' },
-      body: JSON.stringify(passwordAuth(sa)),
-    }));
-    report(engine, 'GET /v1/clusters?limit=50', await run({ url: `${m.url}/v1/clusters?limit=50`, headers: h(saToken) }));
-    report(engine, 'GET /v1/clusters/{uuid}', await run({ url: `${m.url}/v1/clusters/${lastUuid}`, headers: h(saToken) }));
+    report(
+      engine,
+      'POST /identity/v3/auth/tokens',
+      await run({
+        url: `${m.url}/identity/v3/auth/tokens`,
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify(passwordAuth(sa)),
+      }),
+    );
+    report(
+      engine,
+      'GET /v1/clusters?limit=50',
+      await run({ url: `${m.url}/v1/clusters?limit=50`, headers: h(saToken) }),
+    );
+    report(
+      engine,
+      'GET /v1/clusters/{uuid}',
+      await run({ url: `${m.url}/v1/clusters/${lastUuid}`, headers: h(saToken) }),
+    );
     let n = 0;
-    report(engine, 'POST /v1/clustertemplates', await run({
-      url: `${m.url}/v1/clustertemplates`,
-      method: 'POST',
-      headers: h(saToken),
-      requests: [
-        {
-          method: 'POST',
-          setupRequest: (req) => ({
-            ...req,
-            body: JSON.stringify({
-              name: `bench-tpl-${n++}`,
-              coe: 'kubernetes',
-              image_id: 'fedora-coreos-38',
-              external_network_id: 'public',
-              flavor_id: 'm1.medium',
-              master_flavor_id: 'm1.medium',
-              network_driver: 'calico',
-              labels: { kube_tag: 'v1.32.4' },
-              master_lb_enabled: true,
+    report(
+      engine,
+      'POST /v1/clustertemplates',
+      await run({
+        url: `${m.url}/v1/clustertemplates`,
+        method: 'POST',
+        headers: h(saToken),
+        requests: [
+          {
+            method: 'POST',
+            setupRequest: (req) => ({
+              ...req,
+              body: JSON.stringify({
+                name: `bench-tpl-${n++}`,
+                coe: 'kubernetes',
+                image_id: 'fedora-coreos-38',
+                external_network_id: 'public',
+                flavor_id: 'm1.medium',
+                master_flavor_id: 'm1.medium',
+                network_driver: 'calico',
+                labels: { kube_tag: 'v1.32.4' },
+                master_lb_enabled: true,
+              }),
             }),
-          }),
-        },
-      ],
-    }));
+          },
+        ],
+      }),
+    );
 
     if (engine === 'sqlite' && SOAK_SECONDS > 0) {
       const samples: number[] = [];
       const timer = setInterval(() => samples.push(process.memoryUsage().rss), 5000);
-      const r = await run({ url: `${m.url}/v1/clusters/${lastUuid}`, headers: h(saToken), duration: SOAK_SECONDS });
+      const r = await run({
+        url: `${m.url}/v1/clusters/${lastUuid}`,
+        headers: h(saToken),
+        duration: SOAK_SECONDS,
+      });
       clearInterval(timer);
       report(engine, `soak GET /v1/clusters/{uuid} ${SOAK_SECONDS}s`, r);
       const mb = samples.map((s) => (s / 1048576).toFixed(0));
       const half = Math.floor(samples.length / 2);
       const first = samples.slice(1, half).reduce((a, b) => a + b, 0) / Math.max(1, half - 1);
       const second = samples.slice(half).reduce((a, b) => a + b, 0) / Math.max(1, samples.length - half);
-      console.log(`${engine.padEnd(8)} RSS every 5 s (MiB): ${mb.join(' ')}; second half vs first half: ${((second - first) / 1048576).toFixed(1)} MiB`);
+      console.log(
+        `${engine.padEnd(8)} RSS every 5 s (MiB): ${mb.join(' ')}; second half vs first half: ${((second - first) / 1048576).toFixed(1)} MiB`,
+      );
     }
   } finally {
     await m.close();

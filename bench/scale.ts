@@ -103,14 +103,12 @@ export async function benchScale(options: { clusters?: number } = {}): Promise<v
     const d0 = Date.now();
     for (let i = 0; i < names.length; i += 50) {
       await Promise.all(
-        names
-          .slice(i, i + 50)
-          .map((name) =>
-            session.request('container-infra', 'DELETE', `/clusters/${name}`, {
-              headers: quotas,
-              expect: [204, 404],
-            }),
-          ),
+        names.slice(i, i + 50).map((name) =>
+          session.request('container-infra', 'DELETE', `/clusters/${name}`, {
+            headers: quotas,
+            expect: [204, 404],
+          }),
+        ),
       );
     }
     let left = (await states()).total;

@@ -4,7 +4,13 @@ import { resolve } from 'node:path';
 import { buildServer, type MountedPlugin } from './api/index.ts';
 import { defaultPolicy, systemClock, type Clock, type Config } from './domain/index.ts';
 import { SqliteStore, type ObjectStore } from './store/index.ts';
-import { BOOTSTRAP, KeystoneIdentity, keystoneServiceAuth, LocalIdentity, type MagnetarIdentity } from './identity/index.ts';
+import {
+  BOOTSTRAP,
+  KeystoneIdentity,
+  keystoneServiceAuth,
+  LocalIdentity,
+  type MagnetarIdentity,
+} from './identity/index.ts';
 import { loadCloudConfig } from './cloud/index.ts';
 import { identityRoutes } from './api/identity/index.ts';
 import { magnumRoutes, seedPublicTemplates } from './api/magnum/index.ts';
@@ -51,7 +57,8 @@ export async function openStore(config: Config): Promise<ObjectStore> {
     }
     case 'postgres': {
       const { PostgresStore } = await import('./store/postgres/index.ts');
-      if (!config.store.url) throw new Error('store.url: a PostgreSQL connection URL is required for engine postgres');
+      if (!config.store.url)
+        throw new Error('store.url: a PostgreSQL connection URL is required for engine postgres');
       return PostgresStore.connect({ url: config.store.url });
     }
   }
@@ -74,8 +81,16 @@ export async function startMagnetar(options: StartOptions): Promise<Magnetar> {
     // An external Keystone validates tokens; Magnetar's service user is the configured cloud's user.
     const cloud = loadCloudConfig({ file: config.cloud.cloudsYaml, cloud: config.cloud.cloudName });
     const keystoneUrl = config.identity.keystoneUrl ?? cloud.auth.auth_url;
-    if (!keystoneUrl) throw new Error('identity.keystoneUrl: required for identity.mode keystone (or an auth_url in the cloud entry)');
-    identity = new KeystoneIdentity({ keystoneUrl, service: keystoneServiceAuth(cloud.authType, cloud.auth), baseUrl: getBaseUrl, clock });
+    if (!keystoneUrl)
+      throw new Error(
+        'identity.keystoneUrl: required for identity.mode keystone (or an auth_url in the cloud entry)',
+      );
+    identity = new KeystoneIdentity({
+      keystoneUrl,
+      service: keystoneServiceAuth(cloud.authType, cloud.auth),
+      baseUrl: getBaseUrl,
+      clock,
+    });
   } else {
     const local = await LocalIdentity.open({
       store,
@@ -86,7 +101,11 @@ export async function startMagnetar(options: StartOptions): Promise<Magnetar> {
     });
     // Writes the first-start passwords to clouds.yaml at once; the real URL follows once listening.
     await local.bootstrap({ dataDir: config.dataDir });
-    local.registerService({ type: 'identity', name: 'keystone', urlForProject: () => `${getBaseUrl()}/identity/v3` });
+    local.registerService({
+      type: 'identity',
+      name: 'keystone',
+      urlForProject: () => `${getBaseUrl()}/identity/v3`,
+    });
     plugins.push({
       name: 'identity',
       prefix: '/identity',
@@ -122,7 +141,11 @@ export async function startMagnetar(options: StartOptions): Promise<Magnetar> {
   }
 
   // --- wiring: Magnum v1 API ---
-  identity.registerService({ type: 'container-infra', name: 'magnum', urlForProject: () => `${getBaseUrl()}/v1` });
+  identity.registerService({
+    type: 'container-infra',
+    name: 'magnum',
+    urlForProject: () => `${getBaseUrl()}/v1`,
+  });
   plugins.push({
     name: 'magnum',
     prefix: '',
@@ -148,8 +171,11 @@ export async function startMagnetar(options: StartOptions): Promise<Magnetar> {
   // --- wiring: Kubernetes-style API ---
   {
     // The Cluster API objects with Kubernetes API conventions, for kubectl (`coe management config`).
-    const { kubeRoutes, KUBE_PREFIX, loadOrCreateKubeTls, startKubeTlsFront } = await import('./api/kube/index.ts');
-    let endpoint: () => { server: string; caPem?: string } = () => ({ server: `${getBaseUrl()}${KUBE_PREFIX}` });
+    const { kubeRoutes, KUBE_PREFIX, loadOrCreateKubeTls, startKubeTlsFront } =
+      await import('./api/kube/index.ts');
+    let endpoint: () => { server: string; caPem?: string } = () => ({
+      server: `${getBaseUrl()}${KUBE_PREFIX}`,
+    });
     if (!getBaseUrl().startsWith('https:')) {
       // kubectl sends no credentials over plain HTTP: offer the API on a TLS port too (next to the main one).
       const local = config.host === '0.0.0.0' || config.host === '::' ? '127.0.0.1' : config.host;
@@ -159,7 +185,10 @@ export async function startMagnetar(options: StartOptions): Promise<Magnetar> {
         material,
         host: config.host,
         port: config.port === 0 ? 0 : config.port + 1,
-        target: () => ({ host: local, port: config.publicUrl ? config.port : Number(new URL(getBaseUrl()).port) }),
+        target: () => ({
+          host: local,
+          port: config.publicUrl ? config.port : Number(new URL(getBaseUrl()).port),
+        }),
       });
       closers.push(() => front.close());
       endpoint = () => ({ server: `https://${local}:${front.port()}${KUBE_PREFIX}`, caPem: material.caPem });
@@ -175,7 +204,11 @@ export async function startMagnetar(options: StartOptions): Promise<Magnetar> {
   {
     // A static single-page front end over the public APIs (identity, Magnum, compute).
     const { dashboardRoutes } = await import('./web/index.ts');
-    plugins.push({ name: 'dashboard', prefix: '/dashboard', plugin: dashboardRoutes({ policy: defaultPolicy }) });
+    plugins.push({
+      name: 'dashboard',
+      prefix: '/dashboard',
+      plugin: dashboardRoutes({ policy: defaultPolicy }),
+    });
   }
 
   void getBaseUrl;
@@ -194,7 +227,11 @@ export async function startMagnetar(options: StartOptions): Promise<Magnetar> {
 
   // >>> workload emulation (embedded cloud only): the emulated clusters' Kubernetes APIs on loopback ports
   if (config.cloud.mode === 'embedded' && options.controllers !== false && config.role !== 'api') {
-    const { WorkloadEmulator, StorePki: EmulatorPki, loadOrCreateKey: emulatorKey } = await import('./workload/index.ts');
+    const {
+      WorkloadEmulator,
+      StorePki: EmulatorPki,
+      loadOrCreateKey: emulatorKey,
+    } = await import('./workload/index.ts');
     const latencyMs = config.cloud.simulatedLatencyMs;
     const emulator = new WorkloadEmulator({
       store,
@@ -204,7 +241,10 @@ export async function startMagnetar(options: StartOptions): Promise<Magnetar> {
       log: app.log,
       timing: { nodeReadyMs: latencyMs, podStartMs: Math.round(latencyMs / 2) },
       // One process of those sharing the store serves the emulated endpoints.
-      lease: { holder: `emulator-${process.pid}-${Math.random().toString(36).slice(2, 8)}`, ttlMs: config.controllers.leaseTtlSeconds * 1000 },
+      lease: {
+        holder: `emulator-${process.pid}-${Math.random().toString(36).slice(2, 8)}`,
+        ttlMs: config.controllers.leaseTtlSeconds * 1000,
+      },
     });
     await emulator.start();
     closers.push(() => emulator.stop());
@@ -213,10 +253,19 @@ export async function startMagnetar(options: StartOptions): Promise<Magnetar> {
 
   // >>> controllers (provisioning engine)
   if (options.controllers !== false && config.role !== 'api') {
-    const { ControllerManager, createControllers, createServiceClouds } = await import('./controllers/index.ts');
-    const { WorkloadAccess, StorePki: ControllerStorePki, loadOrCreateKey: controllerKey } = await import('./workload/index.ts');
+    const { ControllerManager, createControllers, createServiceClouds } =
+      await import('./controllers/index.ts');
+    const {
+      WorkloadAccess,
+      StorePki: ControllerStorePki,
+      loadOrCreateKey: controllerKey,
+    } = await import('./workload/index.ts');
     const { silentLogger, defaultPolicy: controllerPolicy } = await import('./domain/index.ts');
-    const controllerPki = new ControllerStorePki({ store, clock, encryptionKey: controllerKey(config.dataDir) });
+    const controllerPki = new ControllerStorePki({
+      store,
+      clock,
+      encryptionKey: controllerKey(config.dataDir),
+    });
     const clouds = createServiceClouds({
       authUrl: `${getBaseUrl()}/identity/v3`,
       issueServiceToken: (projectId) => identity.issueServiceToken(projectId),

@@ -34,7 +34,8 @@ function layerOf(file: string): string {
   return rel.length === 1 ? '(root)' : rel[0]!;
 }
 
-const IMPORT = /(?:^|\n)\s*(?:import|export)\s[^'"]*?from\s+['"]([^'"]+)['"]|import\(\s*['"]([^'"]+)['"]\s*\)/g;
+const IMPORT =
+  /(?:^|\n)\s*(?:import|export)\s[^'"]*?from\s+['"]([^'"]+)['"]|import\(\s*['"]([^'"]+)['"]\s*\)/g;
 
 test('every src import follows the layer rules of ARCHITECTURE.md §2', () => {
   const violations: string[] = [];
@@ -55,7 +56,8 @@ test('every src import follows the layer rules of ARCHITECTURE.md §2', () => {
         continue;
       }
       const rel = relative(join(SRC, to), target).split(sep);
-      if (!(rel.length === 1 && rel[0] === 'index.ts')) violations.push(`${where}: enter ${to}/ through its index.ts`);
+      if (!(rel.length === 1 && rel[0] === 'index.ts'))
+        violations.push(`${where}: enter ${to}/ through its index.ts`);
     }
   }
   assert.deepEqual(violations, []);

@@ -22,7 +22,9 @@ export function asMagnetarError(err: unknown): MagnetarError | undefined {
     case 'FST_ERR_CTP_BODY_TOO_LARGE':
       return new PayloadTooLargeError('Request body is too large.', { code: 'BodyTooLarge' });
     case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
-      return new InputError(`Unsupported Content-Type. Send application/json.`, { code: 'UnsupportedMediaType' });
+      return new InputError(`Unsupported Content-Type. Send application/json.`, {
+        code: 'UnsupportedMediaType',
+      });
     case 'FST_ERR_CTP_EMPTY_JSON_BODY':
       return new InputError('The request body is empty; a JSON body is required.', { code: 'EmptyBody' });
     case 'FST_ERR_CTP_INVALID_JSON_BODY':
@@ -32,7 +34,8 @@ export function asMagnetarError(err: unknown): MagnetarError | undefined {
       break;
   }
   if (fe.validation) return new InputError(fe.message ?? 'Invalid request.', { code: 'Invalid' });
-  if (err instanceof SyntaxError) return new InputError(`The request body is not valid JSON: ${err.message}.`, { code: 'MalformedJson' });
+  if (err instanceof SyntaxError)
+    return new InputError(`The request body is not valid JSON: ${err.message}.`, { code: 'MalformedJson' });
   if (typeof fe.statusCode === 'number' && fe.statusCode >= 400 && fe.statusCode < 500) {
     return new InputError(fe.message ?? 'Bad request.', { code: 'BadRequest' });
   }
@@ -94,7 +97,12 @@ const KUBE_REASONS: Record<number, string> = {
 };
 
 /** A Kubernetes `Status` failure body. */
-export function kubeStatusBody(status: number, message: string, reason?: string, details?: Record<string, unknown>) {
+export function kubeStatusBody(
+  status: number,
+  message: string,
+  reason?: string,
+  details?: Record<string, unknown>,
+) {
   return {
     kind: 'Status',
     apiVersion: 'v1',
@@ -128,7 +136,12 @@ export function errorHandler(shape: ErrorShape) {
       case 'keystone':
         return reply.send(keystoneErrorBody(status, KEYSTONE_TITLES[status] ?? 'Error', message));
       case 'kube': {
-        const reason = known?.code === 'AlreadyExists' ? 'AlreadyExists' : known?.code === 'Expired' ? 'Expired' : undefined;
+        const reason =
+          known?.code === 'AlreadyExists'
+            ? 'AlreadyExists'
+            : known?.code === 'Expired'
+              ? 'Expired'
+              : undefined;
         const st = known?.code === 'Expired' ? 410 : status;
         void reply.code(st);
         return reply.send(kubeStatusBody(st, message, reason));

@@ -28,7 +28,8 @@ export interface ServerOptions {
 export async function buildServer(options: ServerOptions): Promise<FastifyInstance> {
   const app = Fastify({
     bodyLimit: options.config.bodyLimitBytes,
-    logger: options.logger ?? (options.config.logLevel === 'silent' ? false : { level: options.config.logLevel }),
+    logger:
+      options.logger ?? (options.config.logLevel === 'silent' ? false : { level: options.config.logLevel }),
     genReqId: () => `req-${randomUUID()}`,
     requestIdHeader: false,
     routerOptions: { ignoreTrailingSlash: true, ignoreDuplicateSlashes: true, maxParamLength: 500 },
@@ -37,22 +38,23 @@ export async function buildServer(options: ServerOptions): Promise<FastifyInstan
 
   // JSON with a clear error for malformed bodies; an empty body is allowed (DELETE with a JSON content type).
   app.removeContentTypeParser(['application/json']);
-  app.addContentTypeParser(
-    /^application\/([\w.-]+\+)?json/,
-    { parseAs: 'string' },
-    (_req, body, done) => {
-      const text = typeof body === 'string' ? body : body.toString('utf8');
-      if (text.trim() === '') {
-        done(null, undefined);
-        return;
-      }
-      try {
-        done(null, JSON.parse(text));
-      } catch (err) {
-        done(new InputError(`The request body is not valid JSON: ${(err as Error).message}.`, { code: 'MalformedJson' }), undefined);
-      }
-    },
-  );
+  app.addContentTypeParser(/^application\/([\w.-]+\+)?json/, { parseAs: 'string' }, (_req, body, done) => {
+    const text = typeof body === 'string' ? body : body.toString('utf8');
+    if (text.trim() === '') {
+      done(null, undefined);
+      return;
+    }
+    try {
+      done(null, JSON.parse(text));
+    } catch (err) {
+      done(
+        new InputError(`The request body is not valid JSON: ${(err as Error).message}.`, {
+          code: 'MalformedJson',
+        }),
+        undefined,
+      );
+    }
+  });
   // Clients send DELETE and some PATCH requests with `application/octet-stream` and no body.
   app.addContentTypeParser(['application/octet-stream', '*'], { parseAs: 'buffer' }, (_req, body, done) => {
     done(null, body.length === 0 ? undefined : body);

@@ -41,7 +41,9 @@ export const ENV_SETTINGS: Record<string, { path: string[]; type: 'string' | 'nu
  * Build the configuration from a YAML file, then the environment, then explicit overrides
  * (flags). Throws ConfigError naming each bad setting.
  */
-export function loadConfig(options: { file?: string; env?: NodeJS.ProcessEnv; overrides?: Json } = {}): Config {
+export function loadConfig(
+  options: { file?: string; env?: NodeJS.ProcessEnv; overrides?: Json } = {},
+): Config {
   const env = options.env ?? process.env;
   let raw: Json = {};
   const file = options.file ?? env.MAGNETAR_CONFIG;
@@ -49,7 +51,8 @@ export function loadConfig(options: { file?: string; env?: NodeJS.ProcessEnv; ov
     if (!existsSync(file)) throw new ConfigError(`config file ${file} does not exist`);
     const parsed: unknown = parseYaml(readFileSync(file, 'utf8'));
     if (parsed !== null && parsed !== undefined) {
-      if (typeof parsed !== 'object' || Array.isArray(parsed)) throw new ConfigError(`config file ${file}: expected a mapping`);
+      if (typeof parsed !== 'object' || Array.isArray(parsed))
+        throw new ConfigError(`config file ${file}: expected a mapping`);
       raw = parsed as Json;
     }
   }

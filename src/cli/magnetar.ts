@@ -4,7 +4,9 @@ import { ConfigError, loadConfig } from './load-config.ts';
 
 /** The `magnetar` server command. */
 export function magnetarProgram(): Command {
-  const program = new Command('magnetar').description('Magnetar: Kubernetes clusters as a service for OpenStack');
+  const program = new Command('magnetar').description(
+    'Magnetar: Kubernetes clusters as a service for OpenStack',
+  );
   program
     .command('serve', { isDefault: true })
     .description('run the API, identity, dashboard, controllers and (by default) the embedded cloud')
@@ -14,34 +16,45 @@ export function magnetarProgram(): Command {
     .option('--data-dir <dir>', 'data directory')
     .option('--role <role>', 'all | api | controllers')
     .option('--store-url <url>', 'SQLite file or postgres:// URL')
-    .action(async (opts: { config?: string; host?: string; port?: number; dataDir?: string; role?: string; storeUrl?: string }) => {
-      let config;
-      try {
-        config = loadConfig({
-          ...(opts.config ? { file: opts.config } : {}),
-          overrides: {
-            host: opts.host,
-            port: opts.port,
-            dataDir: opts.dataDir,
-            role: opts.role,
-            'store.url': opts.storeUrl,
-            ...(opts.storeUrl?.startsWith('postgres') ? { 'store.engine': 'postgres' } : {}),
-          },
-        });
-      } catch (err) {
-        if (err instanceof ConfigError) {
-          process.stderr.write(`magnetar: ${err.message}\n`);
-          process.exit(2);
+    .action(
+      async (opts: {
+        config?: string;
+        host?: string;
+        port?: number;
+        dataDir?: string;
+        role?: string;
+        storeUrl?: string;
+      }) => {
+        let config;
+        try {
+          config = loadConfig({
+            ...(opts.config ? { file: opts.config } : {}),
+            overrides: {
+              host: opts.host,
+              port: opts.port,
+              dataDir: opts.dataDir,
+              role: opts.role,
+              'store.url': opts.storeUrl,
+              ...(opts.storeUrl?.startsWith('postgres') ? { 'store.engine': 'postgres' } : {}),
+            },
+          });
+        } catch (err) {
+          if (err instanceof ConfigError) {
+            process.stderr.write(`magnetar: ${err.message}\n`);
+            process.exit(2);
+          }
+          throw err;
         }
-        throw err;
-      }
-      const m = await startMagnetar({ config, printBootstrap: true });
-      process.stdout.write(`Magnetar is listening on ${m.url} (Magnum API ${m.url}/v1, identity ${m.url}/identity/v3)\n`);
-      const stop = () => {
-        void m.close().then(() => process.exit(0));
-      };
-      process.once('SIGINT', stop);
-      process.once('SIGTERM', stop);
-    });
+        const m = await startMagnetar({ config, printBootstrap: true });
+        process.stdout.write(
+          `Magnetar is listening on ${m.url} (Magnum API ${m.url}/v1, identity ${m.url}/identity/v3)\n`,
+        );
+        const stop = () => {
+          void m.close().then(() => process.exit(0));
+        };
+        process.once('SIGINT', stop);
+        process.once('SIGTERM', stop);
+      },
+    );
   return program;
 }

@@ -59,7 +59,11 @@ export const ConfigSchema = z
       })
       .default({ workers: 4, resyncSeconds: 300, leaseTtlSeconds: 15 }),
     /** Maximum request body size in bytes. @default 1048576 */
-    bodyLimitBytes: z.number().int().positive().default(1024 * 1024),
+    bodyLimitBytes: z
+      .number()
+      .int()
+      .positive()
+      .default(1024 * 1024),
     /** Log level. @default info */
     logLevel: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
   })

@@ -22,7 +22,8 @@ export function selectorFromSpec(spec: SelectorSpec | undefined): LabelSelector 
   for (const [key, value] of Object.entries(spec?.matchLabels ?? {})) {
     reqs.push({ key, operator: 'In', values: [value] });
   }
-  for (const e of spec?.matchExpressions ?? []) reqs.push({ key: e.key, operator: e.operator, values: e.values ?? [] });
+  for (const e of spec?.matchExpressions ?? [])
+    reqs.push({ key: e.key, operator: e.operator, values: e.values ?? [] });
   return reqs;
 }
 
@@ -53,7 +54,10 @@ export function parseLabelSelector(text: string): LabelSelector {
     const p = raw.trim();
     let m: RegExpMatchArray | null;
     if ((m = p.match(/^(\S+)\s+(in|notin)\s+\(([^)]*)\)$/))) {
-      const values = m[3]!.split(',').map((v) => v.trim()).filter((v) => v !== '');
+      const values = m[3]!
+        .split(',')
+        .map((v) => v.trim())
+        .filter((v) => v !== '');
       reqs.push({ key: checkKey(m[1]!), operator: m[2] === 'in' ? 'In' : 'NotIn', values });
     } else if ((m = p.match(/^([^!=\s]+)\s*(==|=|!=)\s*(\S*)$/))) {
       reqs.push({ key: checkKey(m[1]!), operator: m[2] === '!=' ? 'NotIn' : 'In', values: [m[3]!] });
@@ -74,7 +78,10 @@ function checkKey(key: string): string {
 }
 
 /** True when `labels` satisfy every requirement. */
-export function matchesSelector(labels: Record<string, string> | undefined, selector: LabelSelector): boolean {
+export function matchesSelector(
+  labels: Record<string, string> | undefined,
+  selector: LabelSelector,
+): boolean {
   const l = labels ?? {};
   for (const r of selector) {
     const has = Object.prototype.hasOwnProperty.call(l, r.key);

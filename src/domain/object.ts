@@ -110,7 +110,10 @@ export function setCondition(
 }
 
 /** Find a condition by type. */
-export function getCondition(conditions: readonly Condition[] | undefined, type: string): Condition | undefined {
+export function getCondition(
+  conditions: readonly Condition[] | undefined,
+  type: string,
+): Condition | undefined {
   return conditions?.find((c) => c.type === type);
 }
 

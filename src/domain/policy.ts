@@ -45,7 +45,9 @@ export const OperatorPolicySchema = z
      * the missing options as the user types them.
      * @default ['cluster_template_id','master_count','master_flavor_id','node_count','flavor_id','keypair']
      */
-    requiredCreateFields: z.array(z.enum(REQUIRED_CREATE_FIELD_NAMES)).default([...REQUIRED_CREATE_FIELD_NAMES]),
+    requiredCreateFields: z
+      .array(z.enum(REQUIRED_CREATE_FIELD_NAMES))
+      .default([...REQUIRED_CREATE_FIELD_NAMES]),
     /** Refuse even master counts (400). @default true */
     oddMasterCountOnly: z.boolean().default(true),
     /**
@@ -77,7 +79,10 @@ export const defaultPolicy: OperatorPolicy = Object.freeze(OperatorPolicySchema.
  * The required fields a cluster-create body lacks (absent, `null` or empty string), in the
  * policy's order.
  */
-export function missingRequiredFields(policy: OperatorPolicy, body: Readonly<Record<string, unknown>>): RequiredCreateField[] {
+export function missingRequiredFields(
+  policy: OperatorPolicy,
+  body: Readonly<Record<string, unknown>>,
+): RequiredCreateField[] {
   return policy.requiredCreateFields.filter((f) => {
     const v = body[f];
     return v === undefined || v === null || v === '';
@@ -99,7 +104,12 @@ export function masterCountProblem(policy: OperatorPolicy, count: number): strin
 }
 
 /** Why a worker count for node group `nodeGroup` is refused, or undefined when it is allowed. */
-export function nodeGroupSizeProblem(policy: OperatorPolicy, count: number, nodeGroup: string, what = 'node_count'): string | undefined {
+export function nodeGroupSizeProblem(
+  policy: OperatorPolicy,
+  count: number,
+  nodeGroup: string,
+  what = 'node_count',
+): string | undefined {
   const max = policy.maxNodesPerNodeGroup;
   if (max !== null && count > max) {
     return `The ${what} ${count} of node group ${nodeGroup} exceeds the limit of ${max} worker nodes per node group; create an additional node group (openstack coe nodegroup create) for more workers.`;
@@ -132,7 +142,10 @@ function compareKube(a: KubeVersion, b: KubeVersion): number {
  * supports upgrading the control plane one minor at a time). The same version is allowed
  * (re-applies the template). An unknown current version is not checked.
  */
-export function upgradePathProblem(fromTag: string | null | undefined, toTag: string | null | undefined): string | undefined {
+export function upgradePathProblem(
+  fromTag: string | null | undefined,
+  toTag: string | null | undefined,
+): string | undefined {
   const to = parseKubeTag(toTag);
   if (!to) {
     return `The target cluster template has no usable kube_tag label (got ${toTag ? `"${toTag}"` : 'none'}), so the Kubernetes version to upgrade to is unknown.`;

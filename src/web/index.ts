@@ -36,13 +36,17 @@ export function dashboardRoutes(options: DashboardOptions): FastifyPluginAsync {
       'referrer-policy': 'no-referrer',
     };
     app.get('/', async (_req, reply) =>
-      reply.headers({ ...security, 'content-type': 'text/html; charset=utf-8', 'cache-control': 'no-cache' }).send(html),
+      reply
+        .headers({ ...security, 'content-type': 'text/html; charset=utf-8', 'cache-control': 'no-cache' })
+        .send(html),
     );
     app.get<{ Params: { file: string } }>('/:file', async (req, reply) => {
       const body = files.get(req.params.file);
       const type = TYPES[req.params.file];
       if (!body || !type) return reply.code(404).type('text/plain; charset=utf-8').send('Not found');
-      return reply.headers({ ...security, 'content-type': type, 'cache-control': 'public, max-age=300' }).send(body);
+      return reply
+        .headers({ ...security, 'content-type': type, 'cache-control': 'public, max-age=300' })
+        .send(body);
     });
   };
 }

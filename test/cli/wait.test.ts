@@ -182,7 +182,7 @@ test('on a terminal the current status and elapsed time are redrawn in place bet
   await clock.advance(5000);
   await clock.advance(5000);
   await done;
-    // eslint-disable-next-line no-control-regex -- the terminal redraw escape is what is asserted
+  // eslint-disable-next-line no-control-regex -- the terminal redraw escape is what is asserted
   assert.match(err, /\r\x1b\[Kcluster prod: CREATE_IN_PROGRESS \(5s\)/);
   assert.ok(
     err.endsWith('\r\x1b[K[10s] cluster prod: CREATE_COMPLETE\ncluster prod: CREATE_COMPLETE after 10s\n'),

@@ -24,7 +24,11 @@ import { Capture } from '../cli/helpers.ts';
 
 const required = process.env.MAGNETAR_REQUIRE_REAL_CLIENTS === '1';
 const installed = spawnSync('kubectl', ['version', '--client'], { encoding: 'utf8' }).status === 0;
-const skip = installed ? false : required ? false : 'kubectl is not installed (MAGNETAR_REQUIRE_REAL_CLIENTS=1 makes this fail)';
+const skip = installed
+  ? false
+  : required
+    ? false
+    : 'kubectl is not installed (MAGNETAR_REQUIRE_REAL_CLIENTS=1 makes this fail)';
 const COE = fileURLToPath(new URL('../../bin/coe.mjs', import.meta.url));
 
 interface Run {
@@ -37,7 +41,9 @@ let m: Magnetar;
 let dir: string;
 
 function kubectl(args: string[]): Promise<Run> {
-  const clean = Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith('OS_') && k !== 'KUBECONFIG'));
+  const clean = Object.fromEntries(
+    Object.entries(process.env).filter(([k]) => !k.startsWith('OS_') && k !== 'KUBECONFIG'),
+  );
   const env = { ...clean, HOME: dir, KUBECONFIG: join(dir, 'kube', 'config') };
   return new Promise((resolve) => {
     execFile('kubectl', args, { env, timeout: 120_000 }, (err, stdout, stderr) => {
@@ -98,12 +104,20 @@ void describe('kubectl against the management API', { skip, timeout: 10 * 60_000
   void test('coe management config writes a kubeconfig kubectl authenticates with', async () => {
     const stdout = new Capture();
     const stderr = new Capture();
-    const code = await runCoe(['node', 'coe', 'management', 'config', '--dir', 'kube', '--exec-command', COE], {
-      env: { OS_CLIENT_CONFIG_FILE: join(dir, 'clouds.yaml'), OS_CLOUD: 'magnetar-demo-sa', HOME: dir, SHELL: '/bin/bash' },
-      cwd: dir,
-      stdout,
-      stderr,
-    });
+    const code = await runCoe(
+      ['node', 'coe', 'management', 'config', '--dir', 'kube', '--exec-command', COE],
+      {
+        env: {
+          OS_CLIENT_CONFIG_FILE: join(dir, 'clouds.yaml'),
+          OS_CLOUD: 'magnetar-demo-sa',
+          HOME: dir,
+          SHELL: '/bin/bash',
+        },
+        cwd: dir,
+        stdout,
+        stderr,
+      },
+    );
     assert.equal(code, 0, stderr.text);
     assert.match(stdout.text, /^export KUBECONFIG=.*kube\/config\n$/);
     const r = await kubectl(['get', 'machines']);
@@ -124,7 +138,9 @@ void describe('kubectl against the management API', { skip, timeout: 10 * 60_000
   });
 
   void test('kubectl scale machinedeployment changes the replicas, and get -w shows the update', async () => {
-    const clean = Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith('OS_') && k !== 'KUBECONFIG'));
+    const clean = Object.fromEntries(
+      Object.entries(process.env).filter(([k]) => !k.startsWith('OS_') && k !== 'KUBECONFIG'),
+    );
     const w = spawn('kubectl', ['get', 'machinedeployments', '-w', '--request-timeout=60s'], {
       env: { ...clean, HOME: dir, KUBECONFIG: join(dir, 'kube', 'config') },
     });
@@ -141,7 +157,9 @@ void describe('kubectl against the management API', { skip, timeout: 10 * 60_000
         check();
       });
       assert.match(await ok(['scale', 'machinedeployment', 'workers', '--replicas', '2']), /scaled/);
-      const timeout = new Promise<never>((_, reject) => setTimeout(() => reject(new Error(`no update in: ${seen}`)), 30_000).unref());
+      const timeout = new Promise<never>((_, reject) =>
+        setTimeout(() => reject(new Error(`no update in: ${seen}`)), 30_000).unref(),
+      );
       await Promise.race([gotTwo, timeout]);
     } finally {
       w.kill();
@@ -151,11 +169,17 @@ void describe('kubectl against the management API', { skip, timeout: 10 * 60_000
 
   void test('kubectl label and delete machine work; a missing machine is NotFound', async () => {
     await ok(['label', 'machine', 'extra-node', 'role=spare']);
-    assert.match(await ok(['get', 'machines', '-l', 'role=spare', '-o', 'name']), /machine.cluster.x-k8s.io\/extra-node/);
+    assert.match(
+      await ok(['get', 'machines', '-l', 'role=spare', '-o', 'name']),
+      /machine.cluster.x-k8s.io\/extra-node/,
+    );
     assert.match(await ok(['delete', 'machine', 'extra-node']), /"extra-node" deleted/);
     const gone = await kubectl(['get', 'machine', 'extra-node']);
     assert.equal(gone.code, 1);
-    assert.match(gone.stderr, /Error from server \(NotFound\): machines.cluster.x-k8s.io "extra-node" not found/);
+    assert.match(
+      gone.stderr,
+      /Error from server \(NotFound\): machines.cluster.x-k8s.io "extra-node" not found/,
+    );
   });
 
   void test('kubectl get on an unknown resource type fails with a client error, never a 500', async () => {

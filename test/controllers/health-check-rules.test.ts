@@ -76,6 +76,14 @@ void test('remediation short-circuits when more machines are unhealthy than allo
   );
   assert.equal(remediationAllowed({ ...spec, remediation: {} }, 3, 3).allowed, true);
   // A percentage never rounds down to zero: a group of one machine can be healed.
-  assert.equal(remediationAllowed({ ...spec, remediation: { triggerIf: { unhealthyLessThanOrEqualTo: '80%' } } }, 1, 1).allowed, true);
-  assert.equal(remediationAllowed({ ...spec, remediation: { triggerIf: { unhealthyLessThanOrEqualTo: 0 } } }, 1, 1).allowed, false);
+  assert.equal(
+    remediationAllowed({ ...spec, remediation: { triggerIf: { unhealthyLessThanOrEqualTo: '80%' } } }, 1, 1)
+      .allowed,
+    true,
+  );
+  assert.equal(
+    remediationAllowed({ ...spec, remediation: { triggerIf: { unhealthyLessThanOrEqualTo: 0 } } }, 1, 1)
+      .allowed,
+    false,
+  );
 });

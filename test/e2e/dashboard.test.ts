@@ -16,11 +16,19 @@ import { startMagnetar, type Magnetar } from '../../src/main.ts';
 const CHROMIUM = '/usr/bin/chromium';
 const missing = !existsSync(CHROMIUM);
 if (missing && process.env.MAGNETAR_REQUIRE_REAL_CLIENTS === '1') {
-  test('chromium is installed (MAGNETAR_REQUIRE_REAL_CLIENTS=1)', () => assert.fail(`${CHROMIUM} is missing`));
+  test('chromium is installed (MAGNETAR_REQUIRE_REAL_CLIENTS=1)', () =>
+    assert.fail(`${CHROMIUM} is missing`));
 }
-const SHOTS = process.env.MAGNETAR_SCREENSHOTS === '1' ? resolve(import.meta.dirname, '..', '..', 'docs', 'screenshots') : null;
+const SHOTS =
+  process.env.MAGNETAR_SCREENSHOTS === '1'
+    ? resolve(import.meta.dirname, '..', '..', 'docs', 'screenshots')
+    : null;
 
-interface Auth { username: string; password: string; project_name: string }
+interface Auth {
+  username: string;
+  password: string;
+  project_name: string;
+}
 
 void describe('dashboard in a browser', { skip: missing ? `${CHROMIUM} is not installed` : false }, () => {
   let m: Magnetar;
@@ -31,12 +39,23 @@ void describe('dashboard in a browser', { skip: missing ? `${CHROMIUM} is not in
   before(async () => {
     dir = mkdtempSync(join(tmpdir(), 'magnetar-e2e-'));
     m = await startMagnetar({ config: testConfig({ dataDir: dir }) });
-    const clouds = parse(readFileSync(join(dir, 'clouds.yaml'), 'utf8')) as { clouds: Record<string, { auth: Auth }> };
+    const clouds = parse(readFileSync(join(dir, 'clouds.yaml'), 'utf8')) as {
+      clouds: Record<string, { auth: Auth }>;
+    };
     auth = Object.fromEntries(Object.entries(clouds.clouds).map(([k, v]) => [k, v.auth]));
     // launch() always starts from a fresh temporary profile (it refuses an explicit --user-data-dir).
     browser = await chromium.launch({
       executablePath: CHROMIUM,
-      args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+      args: [
+        '--headless',
+        '--no-sandbox',
+        '--disable-gpu',
+        '--disable-quic',
+        '--no-first-run',
+        '--disable-background-networking',
+        '--disable-component-update',
+        '--disable-sync',
+      ],
     });
     if (SHOTS) mkdirSync(SHOTS, { recursive: true });
   });
@@ -50,7 +69,9 @@ void describe('dashboard in a browser', { skip: missing ? `${CHROMIUM} is not in
     if (SHOTS) await page.screenshot({ path: join(SHOTS, `${name}.png`), fullPage: true });
   }
   async function login(cloud: string): Promise<Page> {
-    const page = await (await browser.newContext({ acceptDownloads: true, viewport: { width: 1200, height: 800 } })).newPage();
+    const page = await (
+      await browser.newContext({ acceptDownloads: true, viewport: { width: 1200, height: 800 } })
+    ).newPage();
     await page.goto(`${m.url}/`, { waitUntil: 'load' });
     assert.match(page.url(), /\/dashboard\/$/);
     const a = auth[cloud]!;
@@ -116,61 +137,89 @@ void describe('dashboard in a browser', { skip: missing ? `${CHROMIUM} is not in
   // TODO(integration): in-process, the server stops answering soon after a cluster create
   // (the provisioning engine keeps the event loop busy at zero cloud latency), which freezes this
   // test too. Run it with MAGNETAR_E2E_LIFECYCLE=1 once clusters reach CREATE_COMPLETE.
-  const lifecycle = process.env.MAGNETAR_E2E_LIFECYCLE === '1' ? false : 'set MAGNETAR_E2E_LIFECYCLE=1: waits for the provisioning engine to finish (see TODO)';
-  void test('a service account creates a cluster, watches it, adds and resizes a node group, downloads the kubeconfig and deletes it', { skip: lifecycle }, async () => {
-    const page = await login('magnetar-demo-sa');
-    await page.goto(`${m.url}/dashboard/#/templates`);
-    await page.getByRole('heading', { name: 'Cluster templates' }).waitFor();
-    await shot(page, 'templates');
-    await page.goto(`${m.url}/dashboard/#/create`);
-    await page.getByLabel('Cluster name').fill('web1');
-    await page.getByLabel('Cluster template').selectOption({ index: 1 });
-    await page.getByLabel('New key pair name').fill('kp1');
-    await page.getByRole('button', { name: 'Create key pair' }).click();
-    await page.locator('#keypair option[value="kp1"]').waitFor({ state: 'attached' });
-    await shot(page, 'create');
-    // A double click sends one request: the second is ignored while the first is in flight.
-    await page.getByRole('button', { name: 'Create cluster' }).dblclick();
-    await page.getByRole('heading', { name: 'Cluster web1' }).waitFor();
-    const status = page.locator('#cluster-status');
-    assert.match(await status.innerText(), /CREATE_(IN_PROGRESS|COMPLETE)/);
-    const listed = (await (await fetch(`${m.url}/v1/clusters`, { headers: { 'x-auth-token': await token(page) } })).json()) as { clusters: unknown[] };
-    assert.equal(listed.clusters.length, 1);
+  const lifecycle =
+    process.env.MAGNETAR_E2E_LIFECYCLE === '1'
+      ? false
+      : 'set MAGNETAR_E2E_LIFECYCLE=1: waits for the provisioning engine to finish (see TODO)';
+  void test(
+    'a service account creates a cluster, watches it, adds and resizes a node group, downloads the kubeconfig and deletes it',
+    { skip: lifecycle },
+    async () => {
+      const page = await login('magnetar-demo-sa');
+      await page.goto(`${m.url}/dashboard/#/templates`);
+      await page.getByRole('heading', { name: 'Cluster templates' }).waitFor();
+      await shot(page, 'templates');
+      await page.goto(`${m.url}/dashboard/#/create`);
+      await page.getByLabel('Cluster name').fill('web1');
+      await page.getByLabel('Cluster template').selectOption({ index: 1 });
+      await page.getByLabel('New key pair name').fill('kp1');
+      await page.getByRole('button', { name: 'Create key pair' }).click();
+      await page.locator('#keypair option[value="kp1"]').waitFor({ state: 'attached' });
+      await shot(page, 'create');
+      // A double click sends one request: the second is ignored while the first is in flight.
+      await page.getByRole('button', { name: 'Create cluster' }).dblclick();
+      await page.getByRole('heading', { name: 'Cluster web1' }).waitFor();
+      const status = page.locator('#cluster-status');
+      assert.match(await status.innerText(), /CREATE_(IN_PROGRESS|COMPLETE)/);
+      const listed = (await (
+        await fetch(`${m.url}/v1/clusters`, { headers: { 'x-auth-token': await token(page) } })
+      ).json()) as { clusters: unknown[] };
+      assert.equal(listed.clusters.length, 1);
 
-    // Requires the provisioning engine to bring the cluster to CREATE_COMPLETE.
-    await status.filter({ hasText: 'CREATE_COMPLETE' }).waitFor({ timeout: 90_000 });
-    await shot(page, 'cluster');
+      // Requires the provisioning engine to bring the cluster to CREATE_COMPLETE.
+      await status.filter({ hasText: 'CREATE_COMPLETE' }).waitFor({ timeout: 90_000 });
+      await shot(page, 'cluster');
 
-    await page.getByLabel('Node group name').fill('extra');
-    await page.getByLabel('Node group size').fill('1');
-    await page.getByRole('button', { name: 'Add node group' }).click();
-    await page.getByRole('cell', { name: 'extra', exact: true }).waitFor({ timeout: 60_000 });
+      await page.getByLabel('Node group name').fill('extra');
+      await page.getByLabel('Node group size').fill('1');
+      await page.getByRole('button', { name: 'Add node group' }).click();
+      await page.getByRole('cell', { name: 'extra', exact: true }).waitFor({ timeout: 60_000 });
 
-    await page.locator('#resize-extra').fill('2');
-    await page.getByRole('button', { name: 'Resize extra' }).click();
-    await page.locator('tr', { hasText: 'extra' }).locator('td').nth(2).filter({ hasText: '2' }).waitFor({ timeout: 60_000 });
-    await status.filter({ hasText: /COMPLETE/ }).waitFor({ timeout: 90_000 });
+      await page.locator('#resize-extra').fill('2');
+      await page.getByRole('button', { name: 'Resize extra' }).click();
+      await page
+        .locator('tr', { hasText: 'extra' })
+        .locator('td')
+        .nth(2)
+        .filter({ hasText: '2' })
+        .waitFor({ timeout: 60_000 });
+      await status.filter({ hasText: /COMPLETE/ }).waitFor({ timeout: 90_000 });
 
-    const [download] = await Promise.all([page.waitForEvent('download'), page.getByRole('button', { name: 'Download kubeconfig' }).click()]);
-    const kc = parse(readFileSync((await download.path()), 'utf8')) as { clusters: { cluster: { server: string; 'certificate-authority-data': string } }[] };
-    assert.match(Buffer.from(kc.clusters[0]!.cluster['certificate-authority-data'], 'base64').toString(), /BEGIN CERTIFICATE/);
+      const [download] = await Promise.all([
+        page.waitForEvent('download'),
+        page.getByRole('button', { name: 'Download kubeconfig' }).click(),
+      ]);
+      const kc = parse(readFileSync(await download.path(), 'utf8')) as {
+        clusters: { cluster: { server: string; 'certificate-authority-data': string } }[];
+      };
+      assert.match(
+        Buffer.from(kc.clusters[0]!.cluster['certificate-authority-data'], 'base64').toString(),
+        /BEGIN CERTIFICATE/,
+      );
 
-    await page.getByLabel(/Type the cluster name/).fill('web2');
-    await page.getByRole('button', { name: 'Delete cluster' }).click();
-    assert.match(await page.locator('#confirm-name-error').innerText(), /Type web1 exactly/);
-    await page.getByLabel(/Type the cluster name/).fill('web1');
-    await page.getByRole('button', { name: 'Delete cluster' }).click();
-    await page.getByRole('heading', { name: 'Cluster deleted' }).waitFor({ timeout: 90_000 });
-    await page.context().close();
+      await page.getByLabel(/Type the cluster name/).fill('web2');
+      await page.getByRole('button', { name: 'Delete cluster' }).click();
+      assert.match(await page.locator('#confirm-name-error').innerText(), /Type web1 exactly/);
+      await page.getByLabel(/Type the cluster name/).fill('web1');
+      await page.getByRole('button', { name: 'Delete cluster' }).click();
+      await page.getByRole('heading', { name: 'Cluster deleted' }).waitFor({ timeout: 90_000 });
+      await page.context().close();
 
-    const admin = await login('magnetar-admin');
-    await admin.goto(`${m.url}/dashboard/#/operator`);
-    await admin.locator('#inventory').waitFor();
-    await shot(admin, 'operator');
-    const inv = (await (await fetch(`${m.url}/cloud/_inventory`, { headers: { 'x-auth-token': await token(admin) } })).json()) as Record<string, unknown>;
-    assert.deepEqual(Object.values(inv).filter((v) => Array.isArray(v) && v.length > 0), [], JSON.stringify(inv));
-    await admin.context().close();
-  });
+      const admin = await login('magnetar-admin');
+      await admin.goto(`${m.url}/dashboard/#/operator`);
+      await admin.locator('#inventory').waitFor();
+      await shot(admin, 'operator');
+      const inv = (await (
+        await fetch(`${m.url}/cloud/_inventory`, { headers: { 'x-auth-token': await token(admin) } })
+      ).json()) as Record<string, unknown>;
+      assert.deepEqual(
+        Object.values(inv).filter((v) => Array.isArray(v) && v.length > 0),
+        [],
+        JSON.stringify(inv),
+      );
+      await admin.context().close();
+    },
+  );
 });
 
 async function token(page: Page): Promise<string> {

@@ -3,7 +3,15 @@ import assert from 'node:assert/strict';
 import { join } from 'node:path';
 import { CapiTypes, type CapiClusterObject, type MachineObject } from '../../src/domain/index.ts';
 import { StorePki, WorkloadAccess, loadOrCreateKey } from '../../src/workload/index.ts';
-import { capi, createCluster, createKeypair, eventually, leftovers, startHarness, waitForStatus } from './harness.ts';
+import {
+  capi,
+  createCluster,
+  createKeypair,
+  eventually,
+  leftovers,
+  startHarness,
+  waitForStatus,
+} from './harness.ts';
 
 void test('scale-down drains the node (cordon, evictions) through the workload cluster’s API before its server is deleted', async () => {
   const h = await startHarness({ latencyMs: 4000 });
@@ -17,14 +25,19 @@ void test('scale-down drains the node (cordon, evictions) through the workload c
     assert.ok(workload, 'the workload API is reachable');
     assert.equal((await workload.listNodes()).length, 3);
 
-    const res = await h.magnum('POST', '/v1/clusters/dr/actions/resize', { node_count: 1, nodegroup: 'default-worker' });
+    const res = await h.magnum('POST', '/v1/clusters/dr/actions/resize', {
+      node_count: 1,
+      nodegroup: 'default-worker',
+    });
     assert.equal(res.status, 202, JSON.stringify(res.body));
     // Watch the victim: its node must be cordoned while its server still exists.
     let sawCordonedWithServer = false;
     let sawServerGoneUncordoned = false;
     let victim: string | undefined;
     await eventually(h, 'the scale-down to complete', async () => {
-      const deleting = (await capi<MachineObject>(h, CapiTypes.Machine)).find((m) => m.metadata.deletionTimestamp);
+      const deleting = (await capi<MachineObject>(h, CapiTypes.Machine)).find(
+        (m) => m.metadata.deletionTimestamp,
+      );
       if (deleting) victim = deleting.metadata.name;
       if (victim) {
         const node = await workload.getNode(victim);

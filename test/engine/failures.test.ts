@@ -1,12 +1,25 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { addFault, createCluster, createKeypair, leftovers, startHarness, statusOf, waitForStatus } from './harness.ts';
+import {
+  addFault,
+  createCluster,
+  createKeypair,
+  leftovers,
+  startHarness,
+  statusOf,
+  waitForStatus,
+} from './harness.ts';
 
 void test('quota exceeded while creating servers ends in CREATE_FAILED with the cloud’s own text, and delete still leaves nothing', async () => {
   const h = await startHarness();
   try {
     await createKeypair(h);
-    await addFault(h, { kind: 'fail', operation: 'compute.servers.create', count: 50, failure: { type: 'quota' } });
+    await addFault(h, {
+      kind: 'fail',
+      operation: 'compute.servers.create',
+      count: 50,
+      failure: { type: 'quota' },
+    });
     await createCluster(h, 'q1', { master_count: 1, node_count: 1 });
     const failed = await waitForStatus(h, 'q1', 'CREATE_FAILED');
     assert.match(failed.reason, /[Qq]uota exceeded/);
@@ -22,7 +35,12 @@ void test('a server that goes to ERROR once ("No valid host was found") is repla
   const h = await startHarness();
   try {
     await createKeypair(h);
-    await addFault(h, { kind: 'fail', operation: 'compute.servers.create', count: 1, failure: { type: 'error-state', message: 'No valid host was found. ' } });
+    await addFault(h, {
+      kind: 'fail',
+      operation: 'compute.servers.create',
+      count: 1,
+      failure: { type: 'error-state', message: 'No valid host was found. ' },
+    });
     await createCluster(h, 'e1', { master_count: 1, node_count: 1 });
     await waitForStatus(h, 'e1', 'CREATE_COMPLETE');
     const servers = await h.userCloud.compute.listServers();
@@ -40,7 +58,12 @@ void test('servers that keep going to ERROR end in CREATE_FAILED with Nova’s f
   const h = await startHarness();
   try {
     await createKeypair(h);
-    await addFault(h, { kind: 'fail', operation: 'compute.servers.create', count: 100, failure: { type: 'error-state', message: 'No valid host was found. ' } });
+    await addFault(h, {
+      kind: 'fail',
+      operation: 'compute.servers.create',
+      count: 100,
+      failure: { type: 'error-state', message: 'No valid host was found. ' },
+    });
     await createCluster(h, 'e2', { master_count: 1, node_count: 1 });
     const failed = await waitForStatus(h, 'e2', 'CREATE_FAILED');
     assert.match(failed.reason, /No valid host was found/);

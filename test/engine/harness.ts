@@ -285,6 +285,7 @@ export async function leftovers(h: Harness): Promise<Record<string, number>> {
     for (const r of g.rules) defaults.add(r.id);
   }
   const out: Record<string, unknown[]> = {};
-  for (const [k, v] of Object.entries(inv)) if (k !== 'Keypair') out[k] = v.filter((i) => !defaults.has(i.id));
+  for (const [k, v] of Object.entries(inv))
+    if (k !== 'Keypair') out[k] = v.filter((i) => !defaults.has(i.id));
   return counts(out);
 }

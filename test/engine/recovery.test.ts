@@ -22,7 +22,9 @@ import {
   type Harness,
 } from './harness.ts';
 
-async function countOf(h: Harness): Promise<{ servers: number; lbs: number; fips: number; networks: number }> {
+async function countOf(
+  h: Harness,
+): Promise<{ servers: number; lbs: number; fips: number; networks: number }> {
   return {
     servers: (await h.userCloud.compute.listServers()).length,
     lbs: (await h.userCloud.loadBalancer.listLoadBalancers()).length,
@@ -36,18 +38,30 @@ void test('a crash in the middle of create (ids created but never recorded) is p
   try {
     await createKeypair(h);
     await createCluster(h, 'cr', { master_count: 3, node_count: 2 });
-    await eventually(h, 'the first servers to exist', async () => (await h.userCloud.compute.listServers()).length >= 1);
+    await eventually(
+      h,
+      'the first servers to exist',
+      async () => (await h.userCloud.compute.listServers()).length >= 1,
+    );
     await h.restart();
     // Simulate the worst moment of the crash: the cloud calls went through, the writes recording
     // their ids did not.
     for (const osm of await capi<OpenStackMachineObject>(h, CapiTypes.OpenStackMachine)) {
-      await h.store.updateStatus({ ...osm, status: { ...osm.status, instanceID: undefined, resources: undefined } });
+      await h.store.updateStatus({
+        ...osm,
+        status: { ...osm.status, instanceID: undefined, resources: undefined },
+      });
     }
     for (const osc of await capi<OpenStackClusterObject>(h, CapiTypes.OpenStackCluster)) {
       const lb = osc.status.apiServerLoadBalancer;
       await h.store.updateStatus({
         ...osc,
-        status: { ...osc.status, ...(lb ? { apiServerLoadBalancer: { name: lb.name, id: '' } } : {}), network: undefined, router: undefined },
+        status: {
+          ...osc.status,
+          ...(lb ? { apiServerLoadBalancer: { name: lb.name, id: '' } } : {}),
+          network: undefined,
+          router: undefined,
+        },
       });
     }
     await waitForStatus(h, 'cr', 'CREATE_COMPLETE');
@@ -70,7 +84,11 @@ void test('a crash in the middle of delete is finished after restart and nothing
     await createCluster(h, 'cd', { master_count: 1, node_count: 2 });
     await waitForStatus(h, 'cd', 'CREATE_COMPLETE');
     await h.magnum('DELETE', '/v1/clusters/cd');
-    await eventually(h, 'the first server to go', async () => (await h.userCloud.compute.listServers()).length < 3);
+    await eventually(
+      h,
+      'the first server to go',
+      async () => (await h.userCloud.compute.listServers()).length < 3,
+    );
     await h.restart();
     await waitForStatus(h, 'cd', 'gone');
     assert.deepEqual(await leftovers(h), {});
@@ -101,17 +119,31 @@ void test('deleting a cluster half-built, or in the middle of an upgrade, remove
   try {
     await createKeypair(h);
     await createCluster(h, 'half', { master_count: 3, node_count: 2 });
-    await eventually(h, 'the load balancer to exist', async () => (await h.userCloud.loadBalancer.listLoadBalancers()).length === 1);
+    await eventually(
+      h,
+      'the load balancer to exist',
+      async () => (await h.userCloud.loadBalancer.listLoadBalancers()).length === 1,
+    );
     await h.magnum('DELETE', '/v1/clusters/half');
     await waitForStatus(h, 'half', 'gone');
     assert.deepEqual(await leftovers(h), {});
 
     await createCluster(h, 'upg', { master_count: 1, node_count: 1 });
     await waitForStatus(h, 'upg', 'CREATE_COMPLETE');
-    const templates = await h.magnum<{ clustertemplates: { uuid: string; name: string }[] }>('GET', '/v1/clustertemplates');
+    const templates = await h.magnum<{ clustertemplates: { uuid: string; name: string }[] }>(
+      'GET',
+      '/v1/clustertemplates',
+    );
     const next = templates.body.clustertemplates.find((t) => t.name === 'k8s-v1.32')!;
-    assert.equal((await h.magnum('POST', '/v1/clusters/upg/actions/upgrade', { cluster_template: next.uuid })).status, 202);
-    await eventually(h, 'a new control plane machine to be built', async () => (await h.userCloud.compute.listServers()).length > 2);
+    assert.equal(
+      (await h.magnum('POST', '/v1/clusters/upg/actions/upgrade', { cluster_template: next.uuid })).status,
+      202,
+    );
+    await eventually(
+      h,
+      'a new control plane machine to be built',
+      async () => (await h.userCloud.compute.listServers()).length > 2,
+    );
     await h.magnum('DELETE', '/v1/clusters/upg');
     await waitForStatus(h, 'upg', 'gone');
     assert.deepEqual(await leftovers(h), {});
@@ -131,18 +163,29 @@ void test('changing a node group’s flavor replaces its servers one at a time w
     const mc = (await magnumCluster(h, 'fl'))!;
     await h.store.commit([
       { op: 'update', object: { ...mc, spec: { ...mc.spec, action: 'UPDATE', operationId: 'op-flavor' } } },
-      { op: 'update', object: { ...ng, apiVersion: MAGNUM_API_VERSION, spec: { ...ng.spec, action: 'UPDATE', operationId: 'op-flavor', flavorId: 'm1.large' } } },
+      {
+        op: 'update',
+        object: {
+          ...ng,
+          apiVersion: MAGNUM_API_VERSION,
+          spec: { ...ng.spec, action: 'UPDATE', operationId: 'op-flavor', flavorId: 'm1.large' },
+        },
+      },
     ]);
     const large = await h.userCloud.compute.findFlavor('m1.large');
     assert.ok(large && large !== 'ambiguous');
     let minActive = Infinity;
     await eventually(h, 'the flavor change to complete', async () => {
-      const servers = (await h.userCloud.compute.listServers()).filter((s) => s.name.includes('default-worker'));
+      const servers = (await h.userCloud.compute.listServers()).filter((s) =>
+        s.name.includes('default-worker'),
+      );
       minActive = Math.min(minActive, servers.filter((s) => s.status === 'ACTIVE').length);
       const g = (await nodeGroups(h, uuid)).find((x) => x.spec.name === 'default-worker') as NodeGroupObject;
       return g.status.observedGeneration === g.metadata.generation && g.status.outcome === 'Complete';
     });
-    const workers = (await h.userCloud.compute.listServers()).filter((s) => s.name.includes('default-worker'));
+    const workers = (await h.userCloud.compute.listServers()).filter((s) =>
+      s.name.includes('default-worker'),
+    );
     assert.equal(workers.length, 3);
     assert.ok(workers.every((s) => s.flavor.id === large.id || s.flavor.name === 'm1.large'));
     assert.ok(minActive >= 3, `never fewer than 3 active workers (saw ${minActive})`);

@@ -14,7 +14,10 @@ async function watch(
 ): Promise<{ type: string; object: Record<string, unknown> }[]> {
   const ac = new AbortController();
   const timer = setTimeout(() => ac.abort(), 10_000);
-  const res = await fetch(`${h.m.url}/k8s${path}`, { headers: { authorization: `Bearer ${h.tokens.demo}` }, signal: ac.signal });
+  const res = await fetch(`${h.m.url}/k8s${path}`, {
+    headers: { authorization: `Bearer ${h.tokens.demo}` },
+    signal: ac.signal,
+  });
   assert.equal(res.status, 200);
   const events: { type: string; object: Record<string, unknown> }[] = [];
   const reader = res.body!.getReader();
@@ -55,9 +58,13 @@ void describe('kube façade: access and watch', () => {
     const r = await h.call('GET', h.ns('machines'), { who: null });
     assert.equal(r.status, 401);
     assert.equal(r.body.reason, 'Unauthorized');
-    const bad = await fetch(`${h.m.url}/k8s${h.ns('machines')}`, { headers: { authorization: 'Bearer nonsense' } });
+    const bad = await fetch(`${h.m.url}/k8s${h.ns('machines')}`, {
+      headers: { authorization: 'Bearer nonsense' },
+    });
     assert.equal(bad.status, 401);
-    const viaHeader = await fetch(`${h.m.url}/k8s${h.ns('machines')}`, { headers: { 'x-auth-token': h.tokens.demo } });
+    const viaHeader = await fetch(`${h.m.url}/k8s${h.ns('machines')}`, {
+      headers: { 'x-auth-token': h.tokens.demo },
+    });
     assert.equal(viaHeader.status, 200);
     assert.equal((await h.call('GET', '/api', { who: null })).status, 200);
   });
@@ -75,14 +82,23 @@ void describe('kube façade: access and watch', () => {
 
   void test('listing across namespaces shows a member only their project; an admin sees all (-A)', async () => {
     const mine = await h.call('GET', `${MACHINES}/machines`);
-    assert.deepEqual((mine.body.items as { metadata: { name: string } }[]).map((i) => i.metadata.name), ['demo-m']);
+    assert.deepEqual(
+      (mine.body.items as { metadata: { name: string } }[]).map((i) => i.metadata.name),
+      ['demo-m'],
+    );
     const all = await h.call('GET', `${MACHINES}/machines`, { who: 'admin' });
-    assert.deepEqual((all.body.items as { metadata: { name: string } }[]).map((i) => i.metadata.name).sort(), ['admin-m', 'demo-m']);
+    assert.deepEqual(
+      (all.body.items as { metadata: { name: string } }[]).map((i) => i.metadata.name).sort(),
+      ['admin-m', 'demo-m'],
+    );
   });
 
   void test('namespaces are the projects the caller can see', async () => {
     const mine = await h.call('GET', '/api/v1/namespaces');
-    assert.deepEqual((mine.body.items as { metadata: { name: string } }[]).map((i) => i.metadata.name), [h.projects.demo]);
+    assert.deepEqual(
+      (mine.body.items as { metadata: { name: string } }[]).map((i) => i.metadata.name),
+      [h.projects.demo],
+    );
     const all = await h.call('GET', '/api/v1/namespaces', { who: 'admin' });
     const names = (all.body.items as { metadata: { name: string } }[]).map((i) => i.metadata.name);
     assert.ok(names.includes(h.projects.admin) && names.includes(h.projects.demo));
@@ -101,7 +117,9 @@ void describe('kube façade: access and watch', () => {
     assert.ok(kc.clusters[0]!.cluster['certificate-authority-data']);
     assert.equal(kc.contexts[0]!.context.namespace, h.projects.demo);
     assert.deepEqual(kc.users[0]!.user.exec.args, ['management', 'token']);
-    const version = await fetch(`${kc.clusters[0]!.cluster.server.replace('https:', 'http:').replace(/:\d+\//, `:${new URL(h.m.url).port}/`)}/version`);
+    const version = await fetch(
+      `${kc.clusters[0]!.cluster.server.replace('https:', 'http:').replace(/:\d+\//, `:${new URL(h.m.url).port}/`)}/version`,
+    );
     assert.equal(version.status, 200);
   });
 
@@ -115,7 +133,10 @@ void describe('kube façade: access and watch', () => {
       async () => {
         await h.call('POST', h.ns('machines', h.projects.admin), { who: 'admin', body: machine('admin-w') });
         await h.call('POST', h.ns('machines'), { body: machine('w1') });
-        await h.call('PATCH', `${h.ns('machines')}/w1`, { body: { metadata: { labels: { x: 'y' } } }, contentType: 'application/merge-patch+json' });
+        await h.call('PATCH', `${h.ns('machines')}/w1`, {
+          body: { metadata: { labels: { x: 'y' } } },
+          contentType: 'application/merge-patch+json',
+        });
         await h.call('DELETE', `${h.ns('machines')}/w1`);
       },
     );
@@ -130,13 +151,18 @@ void describe('kube façade: access and watch', () => {
     assert.equal(events[0]!.type, 'ADDED');
     const ac = new AbortController();
     const res = await fetch(`${h.m.url}/k8s${h.ns('machines')}?watch=1`, {
-      headers: { authorization: `Bearer ${h.tokens.demo}`, accept: 'application/json;as=Table;v=v1;g=meta.k8s.io' },
+      headers: {
+        authorization: `Bearer ${h.tokens.demo}`,
+        accept: 'application/json;as=Table;v=v1;g=meta.k8s.io',
+      },
       signal: ac.signal,
     });
     const reader = res.body!.getReader();
     const { value } = await reader.read();
     ac.abort();
-    const first = JSON.parse(new TextDecoder().decode(value).split('\n')[0]!) as { object: { kind: string; rows: unknown[] } };
+    const first = JSON.parse(new TextDecoder().decode(value).split('\n')[0]!) as {
+      object: { kind: string; rows: unknown[] };
+    };
     assert.equal(first.object.kind, 'Table');
     assert.equal(first.object.rows.length, 1);
   });

@@ -35,9 +35,15 @@ export class KubeHarness {
 
   static async start(options: { controllers?: boolean } = {}): Promise<KubeHarness> {
     const dataDir = mkdtempSync(join(tmpdir(), 'magnetar-kube-'));
-    const m = await startMagnetar({ config: testConfig({ dataDir }), controllers: options.controllers ?? false, logger: false });
+    const m = await startMagnetar({
+      config: testConfig({ dataDir }),
+      controllers: options.controllers ?? false,
+      logger: false,
+    });
     const h = new KubeHarness(m, dataDir);
-    const clouds = (parseYaml(readFileSync(join(dataDir, 'clouds.yaml'), 'utf8')) as { clouds: Record<string, CloudEntry> }).clouds;
+    const clouds = (
+      parseYaml(readFileSync(join(dataDir, 'clouds.yaml'), 'utf8')) as { clouds: Record<string, CloudEntry> }
+    ).clouds;
     for (const [who, cloud] of [
       ['admin', 'magnetar-admin'],
       ['demo', 'magnetar-demo-sa'],
@@ -48,7 +54,10 @@ export class KubeHarness {
         headers: { 'content-type': 'application/json' },
         body: JSON.stringify({
           auth: {
-            identity: { methods: ['password'], password: { user: { name: a.username, password: a.password, domain: { name: 'Default' } } } },
+            identity: {
+              methods: ['password'],
+              password: { user: { name: a.username, password: a.password, domain: { name: 'Default' } } },
+            },
             scope: { project: { name: a.project_name, domain: { name: 'Default' } } },
           },
         }),
@@ -65,7 +74,13 @@ export class KubeHarness {
   async call(
     method: string,
     path: string,
-    options: { who?: 'admin' | 'demo' | null; body?: unknown; raw?: string; contentType?: string; accept?: string } = {},
+    options: {
+      who?: 'admin' | 'demo' | null;
+      body?: unknown;
+      raw?: string;
+      contentType?: string;
+      accept?: string;
+    } = {},
   ): Promise<Reply> {
     const who = options.who === undefined ? 'demo' : options.who;
     const headers: Record<string, string> = {};
@@ -75,7 +90,11 @@ export class KubeHarness {
     if (options.raw !== undefined) body = options.raw;
     else if (options.body !== undefined) body = JSON.stringify(options.body);
     if (body !== undefined) headers['content-type'] = options.contentType ?? 'application/json';
-    const res = await fetch(`${this.m.url}/k8s${path}`, { method, headers, ...(body === undefined ? {} : { body }) });
+    const res = await fetch(`${this.m.url}/k8s${path}`, {
+      method,
+      headers,
+      ...(body === undefined ? {} : { body }),
+    });
     const text = await res.text();
     let parsed: Record<string, unknown> = {};
     try {
@@ -98,7 +117,11 @@ export class KubeHarness {
 }
 
 /** A Machine manifest of cluster `cluster`. */
-export function machine(name: string, cluster = 'c1', extra: { labels?: Record<string, string>; finalizers?: string[] } = {}) {
+export function machine(
+  name: string,
+  cluster = 'c1',
+  extra: { labels?: Record<string, string>; finalizers?: string[] } = {},
+) {
   return {
     apiVersion: 'cluster.x-k8s.io/v1beta2',
     kind: 'Machine',
@@ -131,8 +154,14 @@ export function machineDeployment(name: string, replicas: number, cluster = 'c1'
         spec: {
           clusterName: cluster,
           version: 'v1.31.4',
-          bootstrap: { configRef: { apiGroup: 'bootstrap.cluster.x-k8s.io', kind: 'KubeadmConfigTemplate', name } },
-          infrastructureRef: { apiGroup: 'infrastructure.cluster.x-k8s.io', kind: 'OpenStackMachineTemplate', name },
+          bootstrap: {
+            configRef: { apiGroup: 'bootstrap.cluster.x-k8s.io', kind: 'KubeadmConfigTemplate', name },
+          },
+          infrastructureRef: {
+            apiGroup: 'infrastructure.cluster.x-k8s.io',
+            kind: 'OpenStackMachineTemplate',
+            name,
+          },
         },
       },
     },

@@ -63,7 +63,11 @@ export class Harness {
   }
 
   private cloud(name: string): CloudEntry {
-    const clouds = (parseYaml(readFileSync(join(this.dataDir, 'clouds.yaml'), 'utf8')) as { clouds: Record<string, CloudEntry> }).clouds;
+    const clouds = (
+      parseYaml(readFileSync(join(this.dataDir, 'clouds.yaml'), 'utf8')) as {
+        clouds: Record<string, CloudEntry>;
+      }
+    ).clouds;
     return clouds[name]!;
   }
 
@@ -74,7 +78,10 @@ export class Harness {
       headers: { 'content-type': 'application/json' },
       body: JSON.stringify({
         auth: {
-          identity: { methods: ['password'], password: { user: { name: user, password, domain: { name: 'Default' } } } },
+          identity: {
+            methods: ['password'],
+            password: { user: { name: user, password, domain: { name: 'Default' } } },
+          },
           scope: { project: { name: project, domain: { name: 'Default' } } },
         },
       }),
@@ -94,10 +101,23 @@ export class Harness {
     return text === '' ? {} : (JSON.parse(text) as Record<string, unknown>);
   }
 
-  private async addUser(who: Who, name: string, projectId: string, projectName: string, role: string, serviceAccount: boolean) {
+  private async addUser(
+    who: Who,
+    name: string,
+    projectId: string,
+    projectName: string,
+    role: string,
+    serviceAccount: boolean,
+  ) {
     const password = `pw-${name}-secret`;
     const u = (await this.keystone('POST', '/users', {
-      user: { name, password, domain_id: 'default', default_project_id: projectId, service_account: serviceAccount },
+      user: {
+        name,
+        password,
+        domain_id: 'default',
+        default_project_id: projectId,
+        service_account: serviceAccount,
+      },
     })) as { user: { id: string } };
     const roles = (await this.keystone('GET', `/roles?name=${role}`)) as { roles: { id: string }[] };
     await this.keystone('PUT', `/projects/${projectId}/users/${u.user.id}/roles/${roles.roles[0]!.id}`);
@@ -114,10 +134,14 @@ export class Harness {
       const c = this.cloud(cloud);
       this.tokens[who] = await this.login(c.auth.username, c.auth.password, c.auth.project_name);
     }
-    const projects = (await this.keystone('GET', '/projects')) as { projects: { id: string; name: string }[] };
+    const projects = (await this.keystone('GET', '/projects')) as {
+      projects: { id: string; name: string }[];
+    };
     this.projects.admin = projects.projects.find((p) => p.name === 'admin')!.id;
     this.projects.demo = projects.projects.find((p) => p.name === 'demo')!.id;
-    const other = (await this.keystone('POST', '/projects', { project: { name: 'other', domain_id: 'default' } })) as { project: { id: string } };
+    const other = (await this.keystone('POST', '/projects', {
+      project: { name: 'other', domain_id: 'default' },
+    })) as { project: { id: string } };
     this.projects.other = other.project.id;
     await this.addUser('reader', 'demo-reader', this.projects.demo, 'demo', 'reader', false);
     await this.addUser('otherSa', 'other-sa', this.projects.other, 'other', 'member', true);
@@ -142,7 +166,11 @@ export class Harness {
     if (options.raw !== undefined) body = options.raw;
     else if (options.body !== undefined) body = JSON.stringify(options.body);
     if (body !== undefined && !headers['content-type']) headers['content-type'] = 'application/json';
-    const res = await fetch(`${this.url}${path}`, { method, headers, ...(body === undefined ? {} : { body }) });
+    const res = await fetch(`${this.url}${path}`, {
+      method,
+      headers,
+      ...(body === undefined ? {} : { body }),
+    });
     const text = await res.text();
     let parsed: unknown = undefined;
     try {
@@ -189,7 +217,10 @@ export class Harness {
    * Do what the magnum driver does when it finished the current generation of a cluster and its
    * node groups (test setup only: the driver is another module).
    */
-  async driverFinishes(clusterUid: string, status: { apiAddress?: string; outcome?: 'Complete' | 'Failed'; reason?: string } = {}): Promise<void> {
+  async driverFinishes(
+    clusterUid: string,
+    status: { apiAddress?: string; outcome?: 'Complete' | 'Failed'; reason?: string } = {},
+  ): Promise<void> {
     const store = this.m.store;
     const c = (await store.getByUid(MagnumTypes.Cluster, clusterUid)) as unknown as MagnumClusterObject;
     await store.updateStatus({
@@ -209,7 +240,12 @@ export class Harness {
       if (g.spec.clusterId !== clusterUid) continue;
       await store.updateStatus({
         ...g,
-        status: { ...g.status, observedGeneration: g.metadata.generation, observedAction: g.spec.action, outcome: status.outcome ?? 'Complete' },
+        status: {
+          ...g.status,
+          observedGeneration: g.metadata.generation,
+          observedAction: g.spec.action,
+          outcome: status.outcome ?? 'Complete',
+        },
       } as unknown as ApiObject);
     }
   }
@@ -222,7 +258,8 @@ export class Harness {
 
 /** The first Magnum error of a reply. */
 export function magnumError(r: Reply): { status: number; title: string; detail: string; code: string } {
-  const e = (r.body as { errors?: { status: number; title: string; detail: string; code: string }[] })?.errors?.[0];
+  const e = (r.body as { errors?: { status: number; title: string; detail: string; code: string }[] })
+    ?.errors?.[0];
   if (!e) throw new Error(`not a Magnum error body: ${r.status} ${r.text}`);
   return e;
 }

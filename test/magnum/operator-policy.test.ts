@@ -14,7 +14,14 @@ import {
 void test('the default policy is the user guide', () => {
   assert.deepEqual(defaultPolicy, {
     serviceAccountRequired: true,
-    requiredCreateFields: ['cluster_template_id', 'master_count', 'master_flavor_id', 'node_count', 'flavor_id', 'keypair'],
+    requiredCreateFields: [
+      'cluster_template_id',
+      'master_count',
+      'master_flavor_id',
+      'node_count',
+      'flavor_id',
+      'keypair',
+    ],
     oddMasterCountOnly: true,
     maxNodesPerNodeGroup: 10,
     requireMasterLoadBalancer: true,
@@ -24,20 +31,42 @@ void test('the default policy is the user guide', () => {
 });
 
 void test('an operator can override the numbers; unknown or bad settings are refused', () => {
-  const p = OperatorPolicySchema.parse({ maxNodesPerNodeGroup: 25, requiredCreateFields: ['cluster_template_id'] });
+  const p = OperatorPolicySchema.parse({
+    maxNodesPerNodeGroup: 25,
+    requiredCreateFields: ['cluster_template_id'],
+  });
   assert.equal(p.maxNodesPerNodeGroup, 25);
   assert.equal(p.serviceAccountRequired, true);
   assert.equal(OperatorPolicySchema.safeParse({ maxNodesPerNodeGroup: 0 }).success, false);
   assert.equal(OperatorPolicySchema.safeParse({ requiredCreateFields: ['colour'] }).success, false);
   assert.equal(OperatorPolicySchema.safeParse({ unknownSetting: true }).success, false);
-  assert.equal(nodeGroupSizeProblem(OperatorPolicySchema.parse({ maxNodesPerNodeGroup: null }), 500, 'x'), undefined);
+  assert.equal(
+    nodeGroupSizeProblem(OperatorPolicySchema.parse({ maxNodesPerNodeGroup: null }), 500, 'x'),
+    undefined,
+  );
 });
 
 void test('required fields: null, absent and empty count as missing; the reason names the CLI options', () => {
-  const missing = missingRequiredFields(defaultPolicy, { cluster_template_id: 't', master_count: 1, node_count: 1, keypair: null, flavor_id: '' });
+  const missing = missingRequiredFields(defaultPolicy, {
+    cluster_template_id: 't',
+    master_count: 1,
+    node_count: 1,
+    keypair: null,
+    flavor_id: '',
+  });
   assert.deepEqual(missing, ['master_flavor_id', 'flavor_id', 'keypair']);
   assert.equal(missingFieldsReason(missing), 'Missing required fields: --master-flavor, --flavor, --keypair');
-  assert.deepEqual(missingRequiredFields(defaultPolicy, { cluster_template_id: 't', master_count: 3, node_count: 0, master_flavor_id: 'm', flavor_id: 'f', keypair: 'k' }), []);
+  assert.deepEqual(
+    missingRequiredFields(defaultPolicy, {
+      cluster_template_id: 't',
+      master_count: 3,
+      node_count: 0,
+      master_flavor_id: 'm',
+      flavor_id: 'f',
+      keypair: 'k',
+    }),
+    [],
+  );
 });
 
 void test('master counts must be odd and at least one', () => {

@@ -1,14 +1,25 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { parsePythonLiteral, pyToJson, toStringDict, PyLiteralError } from '../../src/api/magnum/python-literal.ts';
+import {
+  parsePythonLiteral,
+  pyToJson,
+  toStringDict,
+  PyLiteralError,
+} from '../../src/api/magnum/python-literal.ts';
 
 const ok: [string, unknown][] = [
   // what `openstack coe cluster template update ... labels=...` sends: str(dict)
-  ["{'kube_tag': 'v1.27.3', 'container_runtime': 'containerd'}", { kube_tag: 'v1.27.3', container_runtime: 'containerd' }],
+  [
+    "{'kube_tag': 'v1.27.3', 'container_runtime': 'containerd'}",
+    { kube_tag: 'v1.27.3', container_runtime: 'containerd' },
+  ],
   ['{"it\'s": "a \\"quoted\\" value"}', { "it's": 'a "quoted" value' }],
   ["{'a': 'it\\'s'}", { a: "it's" }],
-  ["{}", {}],
-  ["{'a': 1, 'b': -2, 'c': 1.5, 'd': True, 'e': False, 'f': None,}", { a: 1, b: -2, c: 1.5, d: true, e: false, f: null }],
+  ['{}', {}],
+  [
+    "{'a': 1, 'b': -2, 'c': 1.5, 'd': True, 'e': False, 'f': None,}",
+    { a: 1, b: -2, c: 1.5, d: true, e: false, f: null },
+  ],
   ["{'nested': {'x': [1, 2, (3, 4)]}}", { nested: { x: [1, 2, [3, 4]] } }],
   ["{'a': 1, 'a': 2}", { a: 2 }],
   ["'tab\\tnew\\nline\\\\slash'", 'tab\tnew\nline\\slash'],
@@ -62,7 +73,11 @@ for (const [input, message] of bad) {
   void test(`refuses the malformed literal ${JSON.stringify(input)} with a 400 that says why`, () => {
     assert.throws(
       () => parsePythonLiteral(input),
-      (err: unknown) => err instanceof PyLiteralError && err.status === 400 && message.test(err.message) && /position \d+/.test(err.message),
+      (err: unknown) =>
+        err instanceof PyLiteralError &&
+        err.status === 400 &&
+        message.test(err.message) &&
+        /position \d+/.test(err.message),
     );
   });
 }

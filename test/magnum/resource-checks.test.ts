@@ -39,7 +39,12 @@ async function login(c: CloudEntry) {
     headers: { 'content-type': 'application/json' },
     body: JSON.stringify({
       auth: {
-        identity: { methods: ['password'], password: { user: { name: c.auth.username, password: c.auth.password, domain: { name: 'Default' } } } },
+        identity: {
+          methods: ['password'],
+          password: {
+            user: { name: c.auth.username, password: c.auth.password, domain: { name: 'Default' } },
+          },
+        },
         scope: { project: { name: c.auth.project_name, domain: { name: 'Default' } } },
       },
     }),
@@ -72,7 +77,9 @@ async function call(method: string, path: string, body?: unknown) {
 before(async () => {
   dataDir = mkdtempSync(join(tmpdir(), 'magnetar-magnum-rc-'));
   m = await startMagnetar({ config: testConfig({ dataDir }), controllers: false, logger: false });
-  const clouds = (parseYaml(readFileSync(join(dataDir, 'clouds.yaml'), 'utf8')) as { clouds: Record<string, CloudEntry> }).clouds;
+  const clouds = (
+    parseYaml(readFileSync(join(dataDir, 'clouds.yaml'), 'utf8')) as { clouds: Record<string, CloudEntry> }
+  ).clouds;
   identity = new KeystoneIdentity({
     keystoneUrl: `${m.url}/identity/v3`,
     service: keystoneServiceAuth('password', clouds['magnetar-admin']!.auth),
@@ -86,7 +93,14 @@ before(async () => {
       {
         name: 'magnum',
         prefix: '',
-        plugin: magnumRoutes({ store: m.store, identity, clock: systemClock, policy: defaultPolicy, baseUrl: () => url, cloud: lookup }),
+        plugin: magnumRoutes({
+          store: m.store,
+          identity,
+          clock: systemClock,
+          policy: defaultPolicy,
+          baseUrl: () => url,
+          cloud: lookup,
+        }),
       },
     ],
     logger: false,
@@ -154,7 +168,12 @@ void test('an image without os_distro is a 400; a name shared by two images is a
     const res = await fetch(`${glance}/v2/images`, {
       method: 'POST',
       headers: { 'x-auth-token': token, 'content-type': 'application/json' },
-      body: JSON.stringify({ name, disk_format: 'qcow2', container_format: 'bare', ...(name === 'twin-image' ? { os_distro: 'ubuntu' } : {}) }),
+      body: JSON.stringify({
+        name,
+        disk_format: 'qcow2',
+        container_format: 'bare',
+        ...(name === 'twin-image' ? { os_distro: 'ubuntu' } : {}),
+      }),
     });
     assert.ok(res.status === 201 || res.status === 200, `image ${name}: ${res.status} ${await res.text()}`);
   }
@@ -167,13 +186,24 @@ void test('an image without os_distro is a 400; a name shared by two images is a
 });
 
 void test('cluster create checks the cluster values over the template ones: a keypair of the caller, flavors', async () => {
-  const base = { cluster_template_id: 'checked', master_count: 1, node_count: 1, master_flavor_id: 'm1.medium', flavor_id: 'm1.large' };
+  const base = {
+    cluster_template_id: 'checked',
+    master_count: 1,
+    node_count: 1,
+    master_flavor_id: 'm1.medium',
+    flavor_id: 'm1.large',
+  };
   const ok = await call('POST', '/v1/clusters', { ...base, name: 'ok', keypair: 'my-keypair' });
   assert.equal(ok.status, 202, ok.detail);
   const nokey = await call('POST', '/v1/clusters', { ...base, name: 'nokey', keypair: 'someone-elses' });
   assert.equal(nokey.status, 404);
   assert.match(nokey.detail, /^Unable to find keypair someone-elses/);
-  const noflavor = await call('POST', '/v1/clusters', { ...base, name: 'noflavor', keypair: 'my-keypair', flavor_id: 'm9.huge' });
+  const noflavor = await call('POST', '/v1/clusters', {
+    ...base,
+    name: 'noflavor',
+    keypair: 'my-keypair',
+    flavor_id: 'm9.huge',
+  });
   assert.equal(noflavor.status, 400);
   assert.match(noflavor.detail, /^Unable to find flavor m9\.huge/);
 });
@@ -185,9 +215,18 @@ void test('nodegroup create checks a given flavor and image', async () => {
   const { MagnumTypes } = await import('../../src/domain/index.ts');
   const obj = await m.store.getByUid(MagnumTypes.Cluster, uuid);
   await m.store.updateStatus({ ...obj!, status: { ...obj!.status, apiAddress: 'https://192.0.2.10:6443' } });
-  const bad = await call('POST', `/v1/clusters/${uuid}/nodegroups`, { name: 'gpu', node_count: 1, flavor_id: 'm9.huge' });
+  const bad = await call('POST', `/v1/clusters/${uuid}/nodegroups`, {
+    name: 'gpu',
+    node_count: 1,
+    flavor_id: 'm9.huge',
+  });
   assert.equal(bad.status, 400);
   assert.match(bad.detail, /^Unable to find flavor m9\.huge/);
-  const good = await call('POST', `/v1/clusters/${uuid}/nodegroups`, { name: 'big', node_count: 1, flavor_id: 'm1.large', labels: { availability_zone: 'nova' } });
+  const good = await call('POST', `/v1/clusters/${uuid}/nodegroups`, {
+    name: 'big',
+    node_count: 1,
+    flavor_id: 'm1.large',
+    labels: { availability_zone: 'nova' },
+  });
   assert.equal(good.status, 202, good.detail);
 });

@@ -42,11 +42,41 @@ function clientBody(name: string, extra: Record<string, unknown> = {}) {
 }
 
 const FIELDS = [
-  'insecure_registry', 'labels', 'updated_at', 'floating_ip_enabled', 'fixed_subnet', 'master_flavor_id', 'uuid', 'no_proxy',
-  'https_proxy', 'tls_disabled', 'keypair_id', 'public', 'http_proxy', 'docker_volume_size', 'server_type', 'external_network_id',
-  'cluster_distro', 'image_id', 'volume_driver', 'registry_enabled', 'docker_storage_driver', 'apiserver_port', 'name', 'created_at',
-  'network_driver', 'fixed_network', 'coe', 'flavor_id', 'master_lb_enabled', 'dns_nameserver', 'hidden', 'tags', 'links',
-  'project_id', 'user_id',
+  'insecure_registry',
+  'labels',
+  'updated_at',
+  'floating_ip_enabled',
+  'fixed_subnet',
+  'master_flavor_id',
+  'uuid',
+  'no_proxy',
+  'https_proxy',
+  'tls_disabled',
+  'keypair_id',
+  'public',
+  'http_proxy',
+  'docker_volume_size',
+  'server_type',
+  'external_network_id',
+  'cluster_distro',
+  'image_id',
+  'volume_driver',
+  'registry_enabled',
+  'docker_storage_driver',
+  'apiserver_port',
+  'name',
+  'created_at',
+  'network_driver',
+  'fixed_network',
+  'coe',
+  'flavor_id',
+  'master_lb_enabled',
+  'dns_nameserver',
+  'hidden',
+  'tags',
+  'links',
+  'project_id',
+  'user_id',
 ];
 
 void test('the operator public templates are listed for a newcomer', async () => {
@@ -83,24 +113,36 @@ void test('create answers 201 with Location and every field the client prints, l
 });
 
 void test('a template without a name gets a generated one; without coe or image it is a 400 naming the field', async () => {
-  const unnamed = await h.call('POST', '/v1/clustertemplates', { body: { coe: 'kubernetes', image_id: 'fedora-coreos-38' } });
+  const unnamed = await h.call('POST', '/v1/clustertemplates', {
+    body: { coe: 'kubernetes', image_id: 'fedora-coreos-38' },
+  });
   assert.equal(unnamed.status, 201);
   assert.match(String((unnamed.body as { name: string }).name), /^[a-z]+-\d+-template$/);
   const noImage = await h.call('POST', '/v1/clustertemplates', { body: { name: 'x', coe: 'kubernetes' } });
   assert.equal(noImage.status, 400);
   assert.match(magnumError(noImage).detail, /image_id/);
-  const badCoe = await h.call('POST', '/v1/clustertemplates', { body: clientBody('bad-coe', { coe: 'swarm' }) });
+  const badCoe = await h.call('POST', '/v1/clustertemplates', {
+    body: clientBody('bad-coe', { coe: 'swarm' }),
+  });
   assert.equal(badCoe.status, 400);
   assert.match(magnumError(badCoe).detail, /coe/);
-  const badNet = await h.call('POST', '/v1/clustertemplates', { body: clientBody('bad-net', { network_driver: 'weave' }) });
+  const badNet = await h.call('POST', '/v1/clustertemplates', {
+    body: clientBody('bad-net', { network_driver: 'weave' }),
+  });
   assert.equal(badNet.status, 400);
   assert.match(magnumError(badNet).detail, /Network driver type weave is not supported/);
-  const badPort = await h.call('POST', '/v1/clustertemplates', { body: clientBody('bad-port', { apiserver_port: 80 }) });
+  const badPort = await h.call('POST', '/v1/clustertemplates', {
+    body: clientBody('bad-port', { apiserver_port: 80 }),
+  });
   assert.equal(badPort.status, 400);
   assert.match(magnumError(badPort).detail, /apiserver_port/);
-  const badDns = await h.call('POST', '/v1/clustertemplates', { body: clientBody('bad-dns', { dns_nameserver: 'not-an-ip' }) });
+  const badDns = await h.call('POST', '/v1/clustertemplates', {
+    body: clientBody('bad-dns', { dns_nameserver: 'not-an-ip' }),
+  });
   assert.equal(badDns.status, 400);
-  const dm = await h.call('POST', '/v1/clustertemplates', { body: clientBody('dm', { docker_storage_driver: 'devicemapper', docker_volume_size: 2 }) });
+  const dm = await h.call('POST', '/v1/clustertemplates', {
+    body: clientBody('dm', { docker_storage_driver: 'devicemapper', docker_volume_size: 2 }),
+  });
   assert.equal(dm.status, 400);
   assert.match(magnumError(dm).detail, /minimum value 3GB for devicemapper/);
 });
@@ -111,25 +153,37 @@ void test('publishing (public or hidden) needs admin: 403 for members, 201 for a
   assert.match(magnumError(pub).detail, /public or hidden/);
   const hid = await h.call('POST', '/v1/clustertemplates', { body: clientBody('hid', { hidden: true }) });
   assert.equal(hid.status, 403);
-  const ok = await h.as('admin', 'POST', '/v1/clustertemplates', { body: clientBody('admin-pub', { public: true }) });
+  const ok = await h.as('admin', 'POST', '/v1/clustertemplates', {
+    body: clientBody('admin-pub', { public: true }),
+  });
   assert.equal(ok.status, 201);
-  const patch = await h.call('PATCH', '/v1/clustertemplates/k8s-template', { body: [{ op: 'replace', path: '/public', value: true }] });
+  const patch = await h.call('PATCH', '/v1/clustertemplates/k8s-template', {
+    body: [{ op: 'replace', path: '/public', value: true }],
+  });
   assert.equal(patch.status, 403);
 });
 
 void test('visibility: own project and public templates; hidden ones only for admins; other projects are 404', async () => {
-  const hidden = await h.as('admin', 'POST', '/v1/clustertemplates', { body: clientBody('hidden-one', { public: true, hidden: true }) });
+  const hidden = await h.as('admin', 'POST', '/v1/clustertemplates', {
+    body: clientBody('hidden-one', { public: true, hidden: true }),
+  });
   assert.equal(hidden.status, 201);
   const uuid = (hidden.body as { uuid: string }).uuid;
   assert.equal((await h.call('GET', `/v1/clustertemplates/${uuid}`)).status, 404);
   assert.equal((await h.as('admin', 'GET', `/v1/clustertemplates/${uuid}`)).status, 200);
-  const own = (await h.call('POST', '/v1/clustertemplates', { body: clientBody('demo-private') })).body as { uuid: string };
+  const own = (await h.call('POST', '/v1/clustertemplates', { body: clientBody('demo-private') })).body as {
+    uuid: string;
+  };
   assert.equal((await h.as('otherSa', 'GET', `/v1/clustertemplates/${own.uuid}`)).status, 404);
   assert.equal((await h.as('otherSa', 'GET', '/v1/clustertemplates/demo-private')).status, 404);
-  const otherList = (await h.as('otherSa', 'GET', '/v1/clustertemplates')).body as { clustertemplates: { name: string }[] };
+  const otherList = (await h.as('otherSa', 'GET', '/v1/clustertemplates')).body as {
+    clustertemplates: { name: string }[];
+  };
   assert.ok(!otherList.clustertemplates.some((t) => t.name === 'demo-private' || t.name === 'hidden-one'));
   assert.ok(otherList.clustertemplates.some((t) => t.name === 'k8s-v1.31'));
-  const adminList = (await h.as('admin', 'GET', '/v1/clustertemplates')).body as { clustertemplates: { name: string }[] };
+  const adminList = (await h.as('admin', 'GET', '/v1/clustertemplates')).body as {
+    clustertemplates: { name: string }[];
+  };
   assert.ok(adminList.clustertemplates.some((t) => t.name === 'demo-private'));
   assert.ok(adminList.clustertemplates.some((t) => t.name === 'hidden-one'));
   // a reader may read, not write
@@ -138,7 +192,9 @@ void test('visibility: own project and public templates; hidden ones only for ad
   assert.equal(w.status, 403);
   assert.match(magnumError(w).detail, /Policy doesn't allow clustertemplate:create/);
   // another project may not change a public template it sees
-  const foreign = await h.as('otherSa', 'PATCH', '/v1/clustertemplates/k8s-v1.31', { body: [{ op: 'replace', path: '/tags', value: 'x' }] });
+  const foreign = await h.as('otherSa', 'PATCH', '/v1/clustertemplates/k8s-v1.31', {
+    body: [{ op: 'replace', path: '/tags', value: 'x' }],
+  });
   assert.equal(foreign.status, 403);
   assert.equal((await h.as('otherSa', 'DELETE', '/v1/clustertemplates/k8s-v1.31')).status, 403);
 });
@@ -148,14 +204,21 @@ void test('a name shared by two visible templates is a 409 asking for the uuid',
   assert.equal((await h.call('POST', '/v1/clustertemplates', { body: clientBody('twin') })).status, 201);
   const r = await h.call('GET', '/v1/clustertemplates/twin');
   assert.equal(r.status, 409);
-  assert.match(magnumError(r).detail, /Multiple cluster templates exist with same name twin: please use the cluster template uuid instead/);
+  assert.match(
+    magnumError(r).detail,
+    /Multiple cluster templates exist with same name twin: please use the cluster template uuid instead/,
+  );
   assert.equal((await h.call('DELETE', '/v1/clustertemplates/twin')).status, 409);
 });
 
 void test('PATCH applies the Python dict the client sends for labels and plain JSON values, 200 with the object', async () => {
   const r = await h.call('PATCH', '/v1/clustertemplates/k8s-template', {
     body: [
-      { op: 'replace', path: '/labels', value: "{'kube_tag': 'v1.27.4', 'container_runtime': 'containerd', \"it's\": 'ok'}" },
+      {
+        op: 'replace',
+        path: '/labels',
+        value: "{'kube_tag': 'v1.27.4', 'container_runtime': 'containerd', \"it's\": 'ok'}",
+      },
       { op: 'replace', path: '/docker_volume_size', value: 20 },
       { op: 'remove', path: '/keypair_id' },
       { op: 'add', path: '/http_proxy', value: 'http://proxy:3128' },
@@ -171,19 +234,33 @@ void test('PATCH applies the Python dict the client sends for labels and plain J
   assert.equal(t.name, 'k8s-template-2');
   assert.ok(t.links);
   assert.match(String(t.updated_at), /\+00:00$/);
-  const nested = await h.call('PATCH', '/v1/clustertemplates/k8s-template-2', { body: [{ op: 'add', path: '/labels/extra', value: 'yes' }] });
+  const nested = await h.call('PATCH', '/v1/clustertemplates/k8s-template-2', {
+    body: [{ op: 'add', path: '/labels/extra', value: 'yes' }],
+  });
   assert.equal((nested.body as { labels: Record<string, string> }).labels.extra, 'yes');
 });
 
 void test('PATCH refuses what Magnum refuses, with its messages', async () => {
   const cases: [unknown, number, RegExp][] = [
-    [[{ op: 'replace', path: '/uuid', value: 'x' }], 400, /'\/uuid' is an internal attribute and can not be updated/],
+    [
+      [{ op: 'replace', path: '/uuid', value: 'x' }],
+      400,
+      /'\/uuid' is an internal attribute and can not be updated/,
+    ],
     [[{ op: 'replace', path: '/project_id', value: 'x' }], 400, /internal attribute/],
     [[{ op: 'remove', path: '/coe' }], 400, /'\/coe' is a mandatory attribute and can not be removed/],
     [[{ op: 'remove', path: '/image_id' }], 400, /mandatory attribute/],
     [[{ op: 'remove', path: '/network_driver' }], 400, /mandatory attribute/],
-    [[{ op: 'add', path: '/flavor_id', value: 'm1.large' }], 400, /The attribute \/flavor_id has existed, please use 'replace' operation instead/],
-    [[{ op: 'add', path: '/foo', value: 'bar' }], 400, /Adding a new attribute \/foo to the root of the resource is not allowed/],
+    [
+      [{ op: 'add', path: '/flavor_id', value: 'm1.large' }],
+      400,
+      /The attribute \/flavor_id has existed, please use 'replace' operation instead/,
+    ],
+    [
+      [{ op: 'add', path: '/foo', value: 'bar' }],
+      400,
+      /Adding a new attribute \/foo to the root of the resource is not allowed/,
+    ],
     [[{ op: 'replace', path: '/foo', value: 'bar' }], 400, /does not exist/],
     [[{ op: 'test', path: '/name', value: 'x' }], 400, /op/],
     [[{ op: 'replace', path: 'name', value: 'x' }], 400, /path/],
@@ -200,17 +277,30 @@ void test('PATCH refuses what Magnum refuses, with its messages', async () => {
     assert.equal(r.status, status, JSON.stringify(body));
     assert.match(magnumError(r).detail, message, JSON.stringify(body));
   }
-  const unchanged = (await h.call('GET', '/v1/clustertemplates/k8s-template-2')).body as { docker_volume_size: number };
+  const unchanged = (await h.call('GET', '/v1/clustertemplates/k8s-template-2')).body as {
+    docker_volume_size: number;
+  };
   assert.equal(unchanged.docker_volume_size, 20);
 });
 
 void test('a template used by a cluster only accepts name/public/hidden/tags changes and cannot be deleted', async () => {
-  const t = (await h.call('POST', '/v1/clustertemplates', { body: clientBody('in-use', { labels: { kube_tag: 'v1.32.1' } }) })).body as { uuid: string };
+  const t = (
+    await h.call('POST', '/v1/clustertemplates', {
+      body: clientBody('in-use', { labels: { kube_tag: 'v1.32.1' } }),
+    })
+  ).body as { uuid: string };
   await h.createCluster('uses-template', { cluster_template_id: t.uuid });
-  const flavor = await h.call('PATCH', `/v1/clustertemplates/${t.uuid}`, { body: [{ op: 'replace', path: '/flavor_id', value: 'm1.large' }] });
+  const flavor = await h.call('PATCH', `/v1/clustertemplates/${t.uuid}`, {
+    body: [{ op: 'replace', path: '/flavor_id', value: 'm1.large' }],
+  });
   assert.equal(flavor.status, 400);
-  assert.match(magnumError(flavor).detail, new RegExp(`ClusterTemplate ${t.uuid} is referenced by one or multiple clusters`));
-  const tags = await h.call('PATCH', `/v1/clustertemplates/${t.uuid}`, { body: [{ op: 'replace', path: '/tags', value: 'prod' }] });
+  assert.match(
+    magnumError(flavor).detail,
+    new RegExp(`ClusterTemplate ${t.uuid} is referenced by one or multiple clusters`),
+  );
+  const tags = await h.call('PATCH', `/v1/clustertemplates/${t.uuid}`, {
+    body: [{ op: 'replace', path: '/tags', value: 'prod' }],
+  });
   assert.equal(tags.status, 200);
   const del = await h.call('DELETE', `/v1/clustertemplates/${t.uuid}`);
   assert.equal(del.status, 400);
@@ -218,8 +308,12 @@ void test('a template used by a cluster only accepts name/public/hidden/tags cha
 });
 
 void test('delete answers 204 with no body and the template is gone', async () => {
-  const t = (await h.call('POST', '/v1/clustertemplates', { body: clientBody('to-delete') })).body as { uuid: string };
-  const r = await h.call('DELETE', `/v1/clustertemplates/to-delete`, { headers: { 'content-type': 'application/octet-stream', accept: '*/*' } });
+  const t = (await h.call('POST', '/v1/clustertemplates', { body: clientBody('to-delete') })).body as {
+    uuid: string;
+  };
+  const r = await h.call('DELETE', `/v1/clustertemplates/to-delete`, {
+    headers: { 'content-type': 'application/octet-stream', accept: '*/*' },
+  });
   assert.equal(r.status, 204);
   assert.equal(r.text, '');
   assert.equal((await h.call('GET', `/v1/clustertemplates/${t.uuid}`)).status, 404);
@@ -229,14 +323,34 @@ void test('delete answers 204 with no body and the template is gone', async () =
 });
 
 void test('lists page with limit and marker, sort by a key and direction, and give a next link when full', async () => {
-  const all = ((await h.call('GET', '/v1/clustertemplates')).body as { clustertemplates: { uuid: string; name: string }[] }).clustertemplates;
+  const all = (
+    (await h.call('GET', '/v1/clustertemplates')).body as {
+      clustertemplates: { uuid: string; name: string }[];
+    }
+  ).clustertemplates;
   assert.ok(all.length >= 5);
-  const p1 = (await h.call('GET', '/v1/clustertemplates/?limit=2')).body as { clustertemplates: { uuid: string }[]; next: string };
-  assert.deepEqual(p1.clustertemplates.map((t) => t.uuid), all.slice(0, 2).map((t) => t.uuid));
-  assert.equal(p1.next, `${h.url}/v1/clustertemplates?sort_key=id&sort_dir=asc&limit=2&marker=${all[1]!.uuid}`);
-  const p2 = (await h.call('GET', p1.next.replace(h.url, ''))).body as { clustertemplates: { uuid: string }[] };
-  assert.deepEqual(p2.clustertemplates.map((t) => t.uuid), all.slice(2, 4).map((t) => t.uuid));
-  const byName = (await h.call('GET', '/v1/clustertemplates?sort_key=name&sort_dir=desc')).body as { clustertemplates: { name: string }[] };
+  const p1 = (await h.call('GET', '/v1/clustertemplates/?limit=2')).body as {
+    clustertemplates: { uuid: string }[];
+    next: string;
+  };
+  assert.deepEqual(
+    p1.clustertemplates.map((t) => t.uuid),
+    all.slice(0, 2).map((t) => t.uuid),
+  );
+  assert.equal(
+    p1.next,
+    `${h.url}/v1/clustertemplates?sort_key=id&sort_dir=asc&limit=2&marker=${all[1]!.uuid}`,
+  );
+  const p2 = (await h.call('GET', p1.next.replace(h.url, ''))).body as {
+    clustertemplates: { uuid: string }[];
+  };
+  assert.deepEqual(
+    p2.clustertemplates.map((t) => t.uuid),
+    all.slice(2, 4).map((t) => t.uuid),
+  );
+  const byName = (await h.call('GET', '/v1/clustertemplates?sort_key=name&sort_dir=desc')).body as {
+    clustertemplates: { name: string }[];
+  };
   const names = byName.clustertemplates.map((t) => t.name);
   assert.deepEqual(names, [...names].sort().reverse());
   assert.equal('next' in ((await h.call('GET', '/v1/clustertemplates')).body as object), false);

@@ -29,7 +29,14 @@ import { NotAllowedError, NotFoundError } from '../../domain/index.ts';
  */
 
 const CORE: ApiResource[] = [
-  { name: 'namespaces', singularName: 'namespace', namespaced: false, kind: 'Namespace', verbs: ['get', 'list'], shortNames: ['ns'] },
+  {
+    name: 'namespaces',
+    singularName: 'namespace',
+    namespaced: false,
+    kind: 'Namespace',
+    verbs: ['get', 'list'],
+    shortNames: ['ns'],
+  },
 ];
 
 /** The Kubernetes release whose API conventions the façade follows. */
@@ -116,12 +123,19 @@ export function discoveryRoutes(app: FastifyInstance, deps: KubeRoutesDeps, pref
     const ctx = await caller(deps, req);
     const ns = req.params.ns;
     const p = await deps.identity.getProject(ns);
-    if (!p) throw new NotFoundError(`namespaces "${ns}" not found`, { code: 'NotFound', details: { name: ns, kind: 'namespaces' } });
-    if (!canAccess(ctx, ns, 'read'))
-      throw new NotAllowedError(`namespaces "${ns}" is forbidden: User "${ctx.userName}" cannot get resource "namespaces" in API group "" in the namespace "${ns}"`, {
-        code: 'Forbidden',
+    if (!p)
+      throw new NotFoundError(`namespaces "${ns}" not found`, {
+        code: 'NotFound',
         details: { name: ns, kind: 'namespaces' },
       });
+    if (!canAccess(ctx, ns, 'read'))
+      throw new NotAllowedError(
+        `namespaces "${ns}" is forbidden: User "${ctx.userName}" cannot get resource "namespaces" in API group "" in the namespace "${ns}"`,
+        {
+          code: 'Forbidden',
+          details: { name: ns, kind: 'namespaces' },
+        },
+      );
     const item = namespaceOf(p);
     if (acceptsTable(req.headers.accept)) {
       return buildTable(namespacePrinter, [item], { resourceVersion: '1', nowMs: deps.clock.now() });

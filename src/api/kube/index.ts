@@ -40,13 +40,18 @@ export const KUBE_PREFIX = '/k8s';
 export function kubeRoutes(deps: KubeRoutesDeps): FastifyPluginAsync {
   return async (app) => {
     app.setErrorHandler(kubeErrorHandler);
-    app.setNotFoundHandler((_req, reply) => reply.code(404).send(kubeStatusBody(404, notFoundStatus().message)));
+    app.setNotFoundHandler((_req, reply) =>
+      reply.code(404).send(kubeStatusBody(404, notFoundStatus().message)),
+    );
     // Server-side apply sends YAML.
     app.addContentTypeParser('application/apply-patch+yaml', { parseAs: 'string' }, (_req, body, done) => {
       done(null, body);
     });
     app.addContentTypeParser(['application/yaml'], { parseAs: 'string' }, (_req, _body, done) => {
-      done(new InputError('send objects as JSON (kubectl does)', { code: 'UnsupportedMediaType' }), undefined);
+      done(
+        new InputError('send objects as JSON (kubectl does)', { code: 'UnsupportedMediaType' }),
+        undefined,
+      );
     });
     discoveryRoutes(app, deps, KUBE_PREFIX);
     resourceRoutes(app, deps);

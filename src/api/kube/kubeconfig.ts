@@ -38,11 +38,18 @@ export function managementKubeconfig(p: ManagementKubeconfigParams) {
         name: MANAGEMENT_CLUSTER_NAME,
         cluster: {
           server: p.server,
-          ...(p.caPem ? { 'certificate-authority-data': Buffer.from(p.caPem, 'utf8').toString('base64') } : {}),
+          ...(p.caPem
+            ? { 'certificate-authority-data': Buffer.from(p.caPem, 'utf8').toString('base64') }
+            : {}),
         },
       },
     ],
-    contexts: [{ name: context, context: { cluster: MANAGEMENT_CLUSTER_NAME, user: p.userName, namespace: p.namespace } }],
+    contexts: [
+      {
+        name: context,
+        context: { cluster: MANAGEMENT_CLUSTER_NAME, user: p.userName, namespace: p.namespace },
+      },
+    ],
     'current-context': context,
     preferences: {},
     users: [

@@ -70,7 +70,13 @@ export async function listObjects(
 }
 
 /** One object, or a Table of one row. */
-export function render(deps: KubeRoutesDeps, r: KubeResource, obj: Stored, accept: string | undefined, q?: KubeQuery): unknown {
+export function render(
+  deps: KubeRoutesDeps,
+  r: KubeResource,
+  obj: Stored,
+  accept: string | undefined,
+  q?: KubeQuery,
+): unknown {
   const wire = toWire(obj);
   if (!acceptsTable(accept)) return wire;
   return buildTable(printerOf(r.type), [wire], {
@@ -81,7 +87,12 @@ export function render(deps: KubeRoutesDeps, r: KubeResource, obj: Stored, accep
 }
 
 /** The stored object or 404. */
-export async function getObject(deps: KubeRoutesDeps, r: KubeResource, namespace: string, name: string): Promise<Stored> {
+export async function getObject(
+  deps: KubeRoutesDeps,
+  r: KubeResource,
+  namespace: string,
+  name: string,
+): Promise<Stored> {
   const obj = await deps.store.get<Stored>(r.type, namespace, name);
   if (!obj) throw notFound(r, name);
   return obj;
@@ -162,7 +173,11 @@ export async function replaceObject(
   if (!body.metadata?.resourceVersion)
     throw invalid(r, name, ['metadata.resourceVersion: must be specified for an update']);
   if (body.metadata.uid && body.metadata.uid !== stored.metadata.uid)
-    throw conflict(r, name, `Precondition failed: UID in precondition: ${body.metadata.uid}, UID in object meta: ${stored.metadata.uid}`);
+    throw conflict(
+      r,
+      name,
+      `Precondition failed: UID in precondition: ${body.metadata.uid}, UID in object meta: ${stored.metadata.uid}`,
+    );
   checkSpec(r, name, body.spec ?? {}, stored.spec);
   return write(deps, r, updatedObject(stored, body), q.dryRun);
 }
@@ -180,7 +195,11 @@ export function patchKind(contentType: string | undefined): PatchType | 'apply' 
 export function patchBody(kind: PatchType | 'apply', raw: unknown): unknown {
   if (raw === undefined) throw badRequest('the patch body is empty');
   if (kind !== 'apply') return raw;
-  const text = Buffer.isBuffer(raw) ? raw.toString('utf8') : typeof raw === 'string' ? raw : JSON.stringify(raw);
+  const text = Buffer.isBuffer(raw)
+    ? raw.toString('utf8')
+    : typeof raw === 'string'
+      ? raw
+      : JSON.stringify(raw);
   try {
     return parseYaml(text) as unknown;
   } catch (err) {
@@ -213,7 +232,10 @@ export async function patchObject(
     if (!stored) {
       if (kind !== 'apply') throw notFound(r, name);
       const body = parseBody(r, patch, { namespace, name });
-      return { object: await createObject(deps, r, namespace, { ...body, metadata: { ...body.metadata, name } }, q), created: true };
+      return {
+        object: await createObject(deps, r, namespace, { ...body, metadata: { ...body.metadata, name } }, q),
+        created: true,
+      };
     }
     const current = toWire(stored);
     const type: PatchType = kind === 'apply' || kind === 'strategic' ? 'merge' : kind;
@@ -230,13 +252,21 @@ export async function patchObject(
     const pinned = body.metadata?.resourceVersion;
     if (pinned !== undefined && pinned !== stored.metadata.resourceVersion) throw conflict(r, name);
     if (body.metadata?.uid !== undefined && body.metadata.uid !== stored.metadata.uid)
-      throw conflict(r, name, `Precondition failed: UID in precondition: ${body.metadata.uid}, UID in object meta: ${stored.metadata.uid}`);
+      throw conflict(
+        r,
+        name,
+        `Precondition failed: UID in precondition: ${body.metadata.uid}, UID in object meta: ${stored.metadata.uid}`,
+      );
     checkSpec(r, name, body.spec ?? {}, stored.spec);
-    const next = updatedObject(stored, { ...body, metadata: { ...body.metadata, resourceVersion: stored.metadata.resourceVersion } });
+    const next = updatedObject(stored, {
+      ...body,
+      metadata: { ...body.metadata, resourceVersion: stored.metadata.resourceVersion },
+    });
     try {
       return { object: await write(deps, r, next, q.dryRun), created: false };
     } catch (err) {
-      const retry = err instanceof ConflictError && err.code === 'Conflict' && pinned === undefined && attempt < 4;
+      const retry =
+        err instanceof ConflictError && err.code === 'Conflict' && pinned === undefined && attempt < 4;
       if (!retry) throw err;
     }
   }
@@ -282,7 +312,11 @@ export async function deleteObject(
 ): Promise<{ object?: Stored; uid: string }> {
   const stored = await getObject(deps, r, namespace, name);
   if (pre.uid !== undefined && pre.uid !== stored.metadata.uid)
-    throw conflict(r, name, `Precondition failed: UID in precondition: ${pre.uid}, UID in object meta: ${stored.metadata.uid}`);
+    throw conflict(
+      r,
+      name,
+      `Precondition failed: UID in precondition: ${pre.uid}, UID in object meta: ${stored.metadata.uid}`,
+    );
   if (pre.resourceVersion !== undefined && pre.resourceVersion !== stored.metadata.resourceVersion)
     throw conflict(
       r,

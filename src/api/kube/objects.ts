@@ -23,7 +23,9 @@ export function toWire(obj: ApiObject<unknown, unknown>): KubeObject {
       resourceVersion: m.resourceVersion,
       generation: m.generation,
       creationTimestamp: m.creationTimestamp,
-      ...(m.deletionTimestamp ? { deletionTimestamp: m.deletionTimestamp, deletionGracePeriodSeconds: 0 } : {}),
+      ...(m.deletionTimestamp
+        ? { deletionTimestamp: m.deletionTimestamp, deletionGracePeriodSeconds: 0 }
+        : {}),
       ...(Object.keys(m.labels).length > 0 ? { labels: m.labels } : {}),
       ...(Object.keys(m.annotations).length > 0 ? { annotations: m.annotations } : {}),
       ...(m.ownerReferences.length > 0 ? { ownerReferences: m.ownerReferences } : {}),
@@ -92,9 +94,7 @@ export function parseBody(r: KubeResource, raw: unknown, where: { namespace: str
     throw badRequest('the namespace of the provided object does not match the namespace sent on the request');
   const name = body.metadata?.name;
   if (where.name !== undefined && name !== undefined && name !== where.name)
-    throw badRequest(
-      `the name of the object (${name}) does not match the name on the URL (${where.name})`,
-    );
+    throw badRequest(`the name of the object (${name}) does not match the name on the URL (${where.name})`);
   return body;
 }
 

@@ -14,7 +14,12 @@ import {
  * served object; missing values print as empty cells, as for CRDs.
  */
 
-function col(name: string, description: string, type: TableColumn['type'] = 'string', priority = 0): TableColumn {
+function col(
+  name: string,
+  description: string,
+  type: TableColumn['type'] = 'string',
+  priority = 0,
+): TableColumn {
   return { name, type, format: name === 'Name' ? 'name' : '', description, priority };
 }
 
@@ -80,7 +85,8 @@ function printerWithTail(
 }
 
 const VERSION = col('Version', 'Kubernetes version');
-const phaseCol = (what: string) => col('Phase', `${what} status such as Pending/Provisioning/Running/Deleting`);
+const phaseCol = (what: string) =>
+  col('Phase', `${what} status such as Pending/Provisioning/Running/Deleting`);
 
 const PRINTERS: Record<string, Printer> = {
   [CapiTypes.Cluster]: printerWithTail(
@@ -108,7 +114,12 @@ const PRINTERS: Record<string, Printer> = {
       col('Available', 'Total number of available machines targeted by this MachineSet', 'integer'),
     ],
     [VERSION],
-    (o) => [clusterOf(o), num(o, 'spec.replicas'), num(o, 'status.readyReplicas'), num(o, 'status.availableReplicas')],
+    (o) => [
+      clusterOf(o),
+      num(o, 'spec.replicas'),
+      num(o, 'status.readyReplicas'),
+      num(o, 'status.availableReplicas'),
+    ],
     (o) => [str(o, 'spec.template.spec.version')],
   ),
   [CapiTypes.MachineDeployment]: printerWithTail(
@@ -117,7 +128,11 @@ const PRINTERS: Record<string, Printer> = {
       col('Replicas', 'Total number of machines desired by this MachineDeployment', 'integer'),
       col('Ready', 'Total number of ready machines targeted by this MachineDeployment', 'integer'),
       col('Updated', 'Total number of machines with the desired template spec', 'integer'),
-      col('Unavailable', 'Total number of unavailable machines targeted by this MachineDeployment', 'integer'),
+      col(
+        'Unavailable',
+        'Total number of unavailable machines targeted by this MachineDeployment',
+        'integer',
+      ),
       phaseCol('MachineDeployment'),
     ],
     [VERSION],
@@ -126,7 +141,9 @@ const PRINTERS: Record<string, Printer> = {
       const available = at(o, 'status.availableReplicas');
       const current = at(o, 'status.replicas');
       const unavailable =
-        typeof current === 'number' ? Math.max(0, current - (typeof available === 'number' ? available : 0)) : '';
+        typeof current === 'number'
+          ? Math.max(0, current - (typeof available === 'number' ? available : 0))
+          : '';
       return [
         clusterOf(o),
         typeof desired === 'number' ? desired : '',
@@ -155,11 +172,18 @@ const PRINTERS: Record<string, Printer> = {
   [CapiTypes.KubeadmControlPlane]: printerWithTail(
     [
       CLUSTER,
-      col('Initialized', 'This denotes whether or not the control plane has the uploaded kubeadm-config configmap'),
+      col(
+        'Initialized',
+        'This denotes whether or not the control plane has the uploaded kubeadm-config configmap',
+      ),
       col('API Server Available', 'KubeadmControlPlane API Server is ready to receive requests'),
       col('Replicas', 'Total number of machines desired by this control plane', 'integer'),
       col('Ready', 'Total number of fully running and ready control plane machines', 'integer'),
-      col('Updated', 'Total number of non-terminated machines that have the desired template spec', 'integer'),
+      col(
+        'Updated',
+        'Total number of non-terminated machines that have the desired template spec',
+        'integer',
+      ),
       col('Unavailable', 'Total number of unavailable machines targeted by this control plane', 'integer'),
     ],
     [VERSION],
@@ -173,7 +197,9 @@ const PRINTERS: Record<string, Printer> = {
         num(o, 'spec.replicas') === '' ? 1 : num(o, 'spec.replicas'),
         num(o, 'status.readyReplicas'),
         num(o, 'status.upToDateReplicas'),
-        typeof current === 'number' ? Math.max(0, current - (typeof available === 'number' ? available : 0)) : '',
+        typeof current === 'number'
+          ? Math.max(0, current - (typeof available === 'number' ? available : 0))
+          : '',
       ];
     },
     (o) => [str(o, 'spec.version')],

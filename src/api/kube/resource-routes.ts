@@ -28,9 +28,19 @@ import { serveWatch } from './watch.ts';
 
 type Req = FastifyRequest<{ Params: ResourceParams }>;
 
-async function allowed(deps: KubeRoutesDeps, req: Req, r: KubeResource, verb: string, access: Access): Promise<AuthContext> {
+async function allowed(
+  deps: KubeRoutesDeps,
+  req: Req,
+  r: KubeResource,
+  verb: string,
+  access: Access,
+): Promise<AuthContext> {
   const ctx = await caller(deps, req);
-  checkAccess(ctx, { verb, resource: r.plural, group: r.group, namespace: req.params.namespace ?? '' }, access);
+  checkAccess(
+    ctx,
+    { verb, resource: r.plural, group: r.group, namespace: req.params.namespace ?? '' },
+    access,
+  );
   return ctx;
 }
 
@@ -69,7 +79,13 @@ export function resourceRoutes(app: FastifyInstance, deps: KubeRoutesDeps): void
     const r = resourceOf(req.params);
     const q = parseQuery(req, r);
     await allowed(deps, req, r, 'get', 'read');
-    return render(deps, r, await getObject(deps, r, req.params.namespace!, req.params.name!), req.headers.accept, q);
+    return render(
+      deps,
+      r,
+      await getObject(deps, r, req.params.namespace!, req.params.name!),
+      req.headers.accept,
+      q,
+    );
   });
   app.put(item, async (req: Req) => {
     const r = resourceOf(req.params);
@@ -83,14 +99,29 @@ export function resourceRoutes(app: FastifyInstance, deps: KubeRoutesDeps): void
     await allowed(deps, req, r, 'patch', 'write');
     const q = parseQuery(req, r);
     const kind = patchKind(req.headers['content-type']);
-    const { object, created } = await patchObject(deps, r, req.params.namespace!, req.params.name!, kind, patchBody(kind, req.body), q);
+    const { object, created } = await patchObject(
+      deps,
+      r,
+      req.params.namespace!,
+      req.params.name!,
+      kind,
+      patchBody(kind, req.body),
+      q,
+    );
     return reply.code(created ? 201 : 200).send(render(deps, r, object, req.headers.accept));
   });
   app.delete(item, async (req: Req) => {
     const r = resourceOf(req.params);
     await allowed(deps, req, r, 'delete', 'write');
     const q = parseQuery(req, r);
-    const { object, uid } = await deleteObject(deps, r, req.params.namespace!, req.params.name!, deletePreconditions(req.body), q);
+    const { object, uid } = await deleteObject(
+      deps,
+      r,
+      req.params.namespace!,
+      req.params.name!,
+      deletePreconditions(req.body),
+      q,
+    );
     if (object) return render(deps, r, object, req.headers.accept);
     return kubeSuccess({ name: req.params.name!, group: r.group, kind: r.plural, uid });
   });
@@ -100,7 +131,8 @@ export function resourceRoutes(app: FastifyInstance, deps: KubeRoutesDeps): void
     const r = resourceOf(req.params);
     await allowed(deps, req, r, 'get', 'read');
     const { namespace, name, subresource } = req.params;
-    if (subresource === 'status') return render(deps, r, await getObject(deps, r, namespace!, name!), undefined);
+    if (subresource === 'status')
+      return render(deps, r, await getObject(deps, r, namespace!, name!), undefined);
     if (subresource === 'scale' && r.scale) return getScale(deps, r, namespace!, name!);
     throw notFoundStatus();
   });
@@ -108,13 +140,22 @@ export function resourceRoutes(app: FastifyInstance, deps: KubeRoutesDeps): void
     const r = resourceOf(req.params);
     await allowed(deps, req, r, verb, 'write');
     const { namespace, name, subresource } = req.params;
-    if (subresource === 'status') throw methodNotAllowed('the status of Cluster API objects is written by the controllers');
+    if (subresource === 'status')
+      throw methodNotAllowed('the status of Cluster API objects is written by the controllers');
     if (subresource !== 'scale' || !r.scale) throw notFoundStatus();
     const q = parseQuery(req, r);
     if (verb === 'update') return writeScale(deps, r, namespace!, name!, { put: req.body }, q.dryRun);
     const kind = patchKind(req.headers['content-type']);
-    if (kind === 'apply') throw badRequest('server-side apply is not supported on the scale subresource; use a merge patch');
-    return writeScale(deps, r, namespace!, name!, { patch: patchBody(kind, req.body), type: kind === 'strategic' ? 'merge' : kind }, q.dryRun);
+    if (kind === 'apply')
+      throw badRequest('server-side apply is not supported on the scale subresource; use a merge patch');
+    return writeScale(
+      deps,
+      r,
+      namespace!,
+      name!,
+      { patch: patchBody(kind, req.body), type: kind === 'strategic' ? 'merge' : kind },
+      q.dryRun,
+    );
   };
   app.put(sub, async (req: Req) => writeSub(req, 'update'));
   app.patch(sub, async (req: Req) => writeSub(req, 'patch'));

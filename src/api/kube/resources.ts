@@ -111,7 +111,13 @@ export function discoveryResources(group: string, version: string): ApiResource[
       ...(r.shortNames.length > 0 ? { shortNames: r.shortNames } : {}),
       categories: [CATEGORY],
     });
-    out.push({ name: `${r.plural}/status`, singularName: '', namespaced: true, kind: r.kind, verbs: ['get'] });
+    out.push({
+      name: `${r.plural}/status`,
+      singularName: '',
+      namespaced: true,
+      kind: r.kind,
+      verbs: ['get'],
+    });
     if (r.scale) {
       out.push({
         name: `${r.plural}/scale`,

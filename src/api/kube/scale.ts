@@ -18,13 +18,22 @@ import { badRequest, conflict, invalid, notFound } from './status.ts';
  * KubeadmControlPlanes: what `kubectl scale` reads and writes. Only `spec.replicas` changes.
  */
 
-type Scalable = ApiObject<{ replicas?: number; selector?: SelectorSpec }, { replicas?: number; selector?: string }>;
+type Scalable = ApiObject<
+  { replicas?: number; selector?: SelectorSpec },
+  { replicas?: number; selector?: string }
+>;
 
 /** An autoscaling/v1 Scale. */
 export interface Scale {
   apiVersion: 'autoscaling/v1';
   kind: 'Scale';
-  metadata: { name: string; namespace: string; uid: string; resourceVersion: string; creationTimestamp: string };
+  metadata: {
+    name: string;
+    namespace: string;
+    uid: string;
+    resourceVersion: string;
+    creationTimestamp: string;
+  };
   spec: { replicas: number };
   status: { replicas: number; selector?: string };
 }
@@ -68,12 +77,22 @@ export function scaleOf(obj: Scalable): Scale {
 }
 
 /** GET …/scale. */
-export async function getScale(deps: KubeRoutesDeps, r: KubeResource, namespace: string, name: string): Promise<Scale> {
+export async function getScale(
+  deps: KubeRoutesDeps,
+  r: KubeResource,
+  namespace: string,
+  name: string,
+): Promise<Scale> {
   return scaleOf((await getObject(deps, r, namespace, name)) as Scalable);
 }
 
-function replicasOf(r: KubeResource, name: string, body: unknown): { replicas: number; resourceVersion?: string } {
-  if (typeof body !== 'object' || body === null || Array.isArray(body)) throw badRequest('a Scale must be an object');
+function replicasOf(
+  r: KubeResource,
+  name: string,
+  body: unknown,
+): { replicas: number; resourceVersion?: string } {
+  if (typeof body !== 'object' || body === null || Array.isArray(body))
+    throw badRequest('a Scale must be an object');
   const b = body as { spec?: { replicas?: unknown }; metadata?: { resourceVersion?: unknown } };
   const replicas = b.spec?.replicas;
   if (typeof replicas !== 'number' || !Number.isInteger(replicas) || replicas < 0)
@@ -100,7 +119,8 @@ export async function writeScale(
     const current = scaleOf(stored);
     const wanted = 'put' in change ? change.put : applyPatch(change.type, current, change.patch);
     const { replicas, resourceVersion } = replicasOf(r, name, wanted);
-    if (resourceVersion !== undefined && resourceVersion !== stored.metadata.resourceVersion) throw conflict(r, name);
+    if (resourceVersion !== undefined && resourceVersion !== stored.metadata.resourceVersion)
+      throw conflict(r, name);
     const spec = { ...stored.spec, replicas };
     const problems = validateCapiSpec(r.type, spec, stored.spec);
     if (problems.length > 0) throw invalid(r, name, problems);

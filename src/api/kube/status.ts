@@ -70,17 +70,26 @@ export function badRequest(message: string): InputError {
 
 /** 415 (a patch Content-Type that is not served). */
 export function unsupportedMediaType(contentType: string): InputError {
-  return new InputError(`the body of the request was in an unknown format - accepted media types include: application/json-patch+json, application/merge-patch+json, application/strategic-merge-patch+json, application/apply-patch+yaml (got ${contentType || 'none'})`, {
-    code: 'UnsupportedMediaType',
-  });
+  return new InputError(
+    `the body of the request was in an unknown format - accepted media types include: application/json-patch+json, application/merge-patch+json, application/strategic-merge-patch+json, application/apply-patch+yaml (got ${contentType || 'none'})`,
+    {
+      code: 'UnsupportedMediaType',
+    },
+  );
 }
 
 /** 405 (a verb a resource does not serve). */
-export function methodNotAllowed(message = 'the server does not allow this method on the requested resource'): InputError {
+export function methodNotAllowed(
+  message = 'the server does not allow this method on the requested resource',
+): InputError {
   return new InputError(message, { code: 'MethodNotAllowed' });
 }
 
-const STATUS_BY_CODE: Record<string, number> = { Expired: 410, UnsupportedMediaType: 415, MethodNotAllowed: 405 };
+const STATUS_BY_CODE: Record<string, number> = {
+  Expired: 410,
+  UnsupportedMediaType: 415,
+  MethodNotAllowed: 405,
+};
 const REASON_BY_CODE: Record<string, string> = {
   AlreadyExists: 'AlreadyExists',
   Expired: 'Expired',

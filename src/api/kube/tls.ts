@@ -51,7 +51,10 @@ async function pkcs8(key: CryptoKey): Promise<string> {
 }
 
 /** Generate a CA and a serving certificate for `names` (DNS names or IPs). */
-export async function generateKubeTls(names: string[], nowMs: number): Promise<KubeTlsMaterial & { notAfter: number }> {
+export async function generateKubeTls(
+  names: string[],
+  nowMs: number,
+): Promise<KubeTlsMaterial & { notAfter: number }> {
   const caKeys = await subtle.generateKey(ALG, true, ['sign', 'verify']);
   const ca = await x509.X509CertificateGenerator.createSelfSigned({
     serialNumber: serial(),
@@ -80,9 +83,14 @@ export async function generateKubeTls(names: string[], nowMs: number): Promise<K
     notAfter: new Date(notAfter),
     extensions: [
       new x509.BasicConstraintsExtension(false, undefined, true),
-      new x509.KeyUsagesExtension(x509.KeyUsageFlags.digitalSignature | x509.KeyUsageFlags.keyEncipherment, true),
+      new x509.KeyUsagesExtension(
+        x509.KeyUsageFlags.digitalSignature | x509.KeyUsageFlags.keyEncipherment,
+        true,
+      ),
       new x509.ExtendedKeyUsageExtension([x509.ExtendedKeyUsage.serverAuth]),
-      new x509.SubjectAlternativeNameExtension(names.map((n) => ({ type: isIp(n) ? ('ip' as const) : ('dns' as const), value: n }))),
+      new x509.SubjectAlternativeNameExtension(
+        names.map((n) => ({ type: isIp(n) ? ('ip' as const) : ('dns' as const), value: n })),
+      ),
       await x509.AuthorityKeyIdentifierExtension.create(caKeys.publicKey),
     ],
   });
@@ -99,11 +107,16 @@ export async function generateKubeTls(names: string[], nowMs: number): Promise<K
  * The material kept in `dataDir` (created, or renewed when the names changed or it expires
  * within 30 days). Without a writable data directory it lives in memory only.
  */
-export async function loadOrCreateKubeTls(dataDir: string | undefined, names: string[], nowMs: number): Promise<KubeTlsMaterial> {
+export async function loadOrCreateKubeTls(
+  dataDir: string | undefined,
+  names: string[],
+  nowMs: number,
+): Promise<KubeTlsMaterial> {
   const file = dataDir ? join(dataDir, KUBE_TLS_FILE) : undefined;
   if (file && existsSync(file)) {
     const r = MaterialSchema.safeParse(JSON.parse(readFileSync(file, 'utf8')));
-    if (r.success && r.data.notAfter - nowMs > 30 * DAY && names.every((n) => r.data.names.includes(n))) return r.data;
+    if (r.success && r.data.notAfter - nowMs > 30 * DAY && names.every((n) => r.data.names.includes(n)))
+      return r.data;
   }
   const fresh = await generateKubeTls(names, nowMs);
   if (file) {
@@ -135,21 +148,24 @@ export async function startKubeTlsFront(options: {
   target: () => { host: string; port: number };
 }): Promise<KubeTlsFront> {
   const sockets = new Set<Socket>();
-  const server: Server = createServer({ key: options.material.keyPem, cert: options.material.certPem }, (client) => {
-    const t = options.target();
-    const upstream = connect(t.port, t.host);
-    sockets.add(client);
-    sockets.add(upstream);
-    const drop = () => {
-      client.destroy();
-      upstream.destroy();
-      sockets.delete(client);
-      sockets.delete(upstream);
-    };
-    client.pipe(upstream).pipe(client);
-    client.on('error', drop).on('close', drop);
-    upstream.on('error', drop).on('close', drop);
-  });
+  const server: Server = createServer(
+    { key: options.material.keyPem, cert: options.material.certPem },
+    (client) => {
+      const t = options.target();
+      const upstream = connect(t.port, t.host);
+      sockets.add(client);
+      sockets.add(upstream);
+      const drop = () => {
+        client.destroy();
+        upstream.destroy();
+        sockets.delete(client);
+        sockets.delete(upstream);
+      };
+      client.pipe(upstream).pipe(client);
+      client.on('error', drop).on('close', drop);
+      upstream.on('error', drop).on('close', drop);
+    },
+  );
   server.on('tlsClientError', () => undefined);
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);

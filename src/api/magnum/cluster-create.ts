@@ -43,23 +43,39 @@ export function quotaStoreName(projectId: string, resource: string): string {
 
 /** The project's cluster limit: its quota row, else the policy default. */
 export async function clusterLimit(env: Env, projectId: string): Promise<number> {
-  const q = await env.store.get<QuotaObject>(MagnumTypes.Quota, projectId, quotaStoreName(projectId, 'Cluster'));
+  const q = await env.store.get<QuotaObject>(
+    MagnumTypes.Quota,
+    projectId,
+    quotaStoreName(projectId, 'Cluster'),
+  );
   return q?.spec.hardLimit ?? env.deps.policy.defaultClusterQuota;
 }
 
 /** Labels of a new child: the parent's when none given, merged over them with `merge_labels`, else only the given ones. */
-export function childLabels(parent: Record<string, string>, given: Record<string, string> | undefined, merge: boolean): Record<string, string> {
+export function childLabels(
+  parent: Record<string, string>,
+  given: Record<string, string> | undefined,
+  merge: boolean,
+): Record<string, string> {
   if (!given || Object.keys(given).length === 0) return { ...parent };
   return merge ? { ...parent, ...given } : { ...given };
 }
 
-export async function createCluster(env: Env, caller: Caller, version: Microversion, rawBody: unknown): Promise<string> {
+export async function createCluster(
+  env: Env,
+  caller: Caller,
+  version: Microversion,
+  rawBody: unknown,
+): Promise<string> {
   const { policy } = env.deps;
   const { store } = env;
   if (!caller.isMember) {
-    throw new NotAllowedError(`Policy doesn't allow cluster:create to be performed: it needs the member role in project ${caller.projectId}.`, {
-      code: 'PolicyNotAuthorized',
-    });
+    throw new NotAllowedError(
+      `Policy doesn't allow cluster:create to be performed: it needs the member role in project ${caller.projectId}.`,
+      {
+        code: 'PolicyNotAuthorized',
+      },
+    );
   }
   if (policy.serviceAccountRequired && !caller.auth.isServiceAccount) {
     throw new NotAllowedError(
@@ -71,9 +87,12 @@ export async function createCluster(env: Env, caller: Caller, version: Microvers
   const masterCount = body.master_count ?? 1;
   const nodeCount = body.node_count ?? 1;
   if (nodeCount === 0 && !atLeast(version, 10)) {
-    throw new InputError('A node_count of 0 is not supported in the requested microversion; it needs 1.10 or later.', {
-      code: 'ZeroNodeCountNotSupported',
-    });
+    throw new InputError(
+      'A node_count of 0 is not supported in the requested microversion; it needs 1.10 or later.',
+      {
+        code: 'ZeroNodeCountNotSupported',
+      },
+    );
   }
 
   const limit = await clusterLimit(env, caller.projectId);
@@ -91,31 +110,43 @@ export async function createCluster(env: Env, caller: Caller, version: Microvers
     } catch (err) {
       // Magnum answers a missing template on cluster create with 400, not 404.
       if (err instanceof Error && 'status' in err && err.status === 404) {
-        throw new InputError(`ClusterTemplate ${body.cluster_template_id} could not be found.`, { code: 'ClusterTemplateNotFound' });
+        throw new InputError(`ClusterTemplate ${body.cluster_template_id} could not be found.`, {
+          code: 'ClusterTemplateNotFound',
+        });
       }
       throw err;
     }
     if (template.spec.hidden && !caller.isAdmin) {
-      throw new NotAllowedError(`Cluster template ${body.cluster_template_id} is hidden; only an administrator can create clusters from it.`, {
-        code: 'ClusterTemplateHidden',
-      });
+      throw new NotAllowedError(
+        `Cluster template ${body.cluster_template_id} is hidden; only an administrator can create clusters from it.`,
+        {
+          code: 'ClusterTemplateHidden',
+        },
+      );
     }
   }
   const ts = template?.spec;
   const dockerVolumeSize = body.docker_volume_size ?? ts?.dockerVolumeSize ?? null;
   if (ts?.dockerStorageDriver === 'devicemapper' && (dockerVolumeSize === null || dockerVolumeSize < 3)) {
-    throw new InputError(`docker volume size ${dockerVolumeSize ?? 'None'} GB is not valid, expecting minimum value 3GB for devicemapper storage`, {
-      code: 'InvalidParameterValue',
-    });
+    throw new InputError(
+      `docker volume size ${dockerVolumeSize ?? 'None'} GB is not valid, expecting minimum value 3GB for devicemapper storage`,
+      {
+        code: 'InvalidParameterValue',
+      },
+    );
   }
   const masterProblem = masterCountProblem(policy, masterCount);
   if (masterProblem) throw new InputError(masterProblem, { code: 'MasterNGSizeInvalid' });
   const workerProblem = nodeGroupSizeProblem(policy, nodeCount, 'default-worker');
   if (workerProblem) throw new InputError(workerProblem, { code: 'NodeGroupTooLarge' });
 
-  const masterLbEnabled = policy.requireMasterLoadBalancer ? true : (body.master_lb_enabled ?? ts?.masterLbEnabled ?? false);
+  const masterLbEnabled = policy.requireMasterLoadBalancer
+    ? true
+    : (body.master_lb_enabled ?? ts?.masterLbEnabled ?? false);
   if (masterCount > 1 && !masterLbEnabled) {
-    throw new InputError('master_count must be 1 when master_lb_enabled is False', { code: 'InvalidParameterValue' });
+    throw new InputError('master_count must be 1 when master_lb_enabled is False', {
+      code: 'InvalidParameterValue',
+    });
   }
 
   const given = body.labels ? toStringDict(body.labels, 'labels') : undefined;
@@ -153,7 +184,12 @@ export async function createCluster(env: Env, caller: Caller, version: Microvers
   if (missing.length > 0) {
     spec.missingRequiredFields = missing;
     // Accepted, but already failed: the driver leaves such clusters alone.
-    status = { observedGeneration: 1, observedAction: 'CREATE', outcome: 'Failed', reason: missingFieldsReason(missing) };
+    status = {
+      observedGeneration: 1,
+      observedAction: 'CREATE',
+      outcome: 'Failed',
+      reason: missingFieldsReason(missing),
+    };
   }
   const finalizers = missing.length > 0 ? [] : [MAGNUM_FINALIZER];
   const uid = randomUUID();
@@ -176,7 +212,16 @@ export async function createCluster(env: Env, caller: Caller, version: Microvers
         name: nodeGroupStoreName(uid, ngName),
         namespace: caller.projectId,
         labels: { [LABEL_MAGNUM_CLUSTER]: uid },
-        ownerReferences: [{ apiVersion: MAGNUM_API_VERSION, kind: 'Cluster', name, uid, controller: true, blockOwnerDeletion: true }],
+        ownerReferences: [
+          {
+            apiVersion: MAGNUM_API_VERSION,
+            kind: 'Cluster',
+            name,
+            uid,
+            controller: true,
+            blockOwnerDeletion: true,
+          },
+        ],
         finalizers,
       },
       spec: {

@@ -96,16 +96,26 @@ export class TokenCache {
     const auth = await identity.validate(token);
     if (this.entries.size >= this.maxEntries) this.entries.clear();
     const expires = Date.parse(auth.expiresAt);
-    this.entries.set(token, { auth, untilMs: Math.min(now + this.ttlMs, Number.isFinite(expires) ? expires : now) });
+    this.entries.set(token, {
+      auth,
+      untilMs: Math.min(now + this.ttlMs, Number.isFinite(expires) ? expires : now),
+    });
     return auth;
   }
 }
 
 /** Validate the `X-Auth-Token` and build the caller. */
-export async function authenticate(req: FastifyRequest, identity: IdentityProvider, cache?: TokenCache): Promise<Caller> {
+export async function authenticate(
+  req: FastifyRequest,
+  identity: IdentityProvider,
+  cache?: TokenCache,
+): Promise<Caller> {
   const header = req.headers['x-auth-token'];
   const token = Array.isArray(header) ? header[0] : header;
-  if (!token) throw new AuthenticationError('The request you have made requires authentication.', { code: 'Unauthorized' });
+  if (!token)
+    throw new AuthenticationError('The request you have made requires authentication.', {
+      code: 'Unauthorized',
+    });
   const auth = cache ? await cache.validate(identity, token) : await identity.validate(token);
   if (!auth.projectId) {
     throw new NotAllowedError(
@@ -130,7 +140,9 @@ export type RequiredRole = 'reader' | 'member' | 'admin';
 
 /** Magnum's policy refusal (403): "Policy doesn't allow <rule> to be performed." plus what is missing. */
 export function denied(rule: string, why: string): NotAllowedError {
-  return new NotAllowedError(`Policy doesn't allow ${rule} to be performed: ${why}`, { code: 'PolicyNotAuthorized' });
+  return new NotAllowedError(`Policy doesn't allow ${rule} to be performed: ${why}`, {
+    code: 'PolicyNotAuthorized',
+  });
 }
 
 /** Enforce a role rule ("admin or project reader/member", or "admin"). */

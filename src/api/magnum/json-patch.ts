@@ -10,7 +10,15 @@ import { PatchSchema, parseBody, type PatchOp } from './schemas.ts';
  */
 
 /** Paths every Magnum resource treats as internal. */
-export const COMMON_INTERNAL = ['/created_at', '/id', '/links', '/updated_at', '/uuid', '/project_id', '/user_id'];
+export const COMMON_INTERNAL = [
+  '/created_at',
+  '/id',
+  '/links',
+  '/updated_at',
+  '/uuid',
+  '/project_id',
+  '/user_id',
+];
 
 export interface PatchRules {
   internal: readonly string[];
@@ -24,15 +32,20 @@ export interface PatchRules {
 /** Parse and check a PATCH body (a non-empty list of operations). */
 export function parsePatch(body: unknown, what: string): PatchOp[] {
   if (body !== null && typeof body === 'object' && !Array.isArray(body) && !Buffer.isBuffer(body)) {
-    throw new InputError(`The ${what} update must be a JSON-Patch list such as [{"op": "replace", "path": "/node_count", "value": 3}].`, {
-      code: 'Invalid',
-    });
+    throw new InputError(
+      `The ${what} update must be a JSON-Patch list such as [{"op": "replace", "path": "/node_count", "value": 3}].`,
+      {
+        code: 'Invalid',
+      },
+    );
   }
   return parseBody(PatchSchema, body, `${what} patch`);
 }
 
 function patchError(ops: readonly PatchOp[], reason: string): InputError {
-  return new InputError(`Couldn't apply patch: ${reason}. Patch: ${JSON.stringify(ops)}`, { code: 'PatchError' });
+  return new InputError(`Couldn't apply patch: ${reason}. Patch: ${JSON.stringify(ops)}`, {
+    code: 'PatchError',
+  });
 }
 
 function clone<T>(v: T): T {
@@ -44,16 +57,26 @@ function unescape(seg: string): string {
 }
 
 /** Apply `ops` to a copy of `doc` under Magnum's rules; 400 with the reason otherwise. */
-export function applyMagnumPatch(doc: Record<string, unknown>, ops: readonly PatchOp[], rules: PatchRules): Record<string, unknown> {
+export function applyMagnumPatch(
+  doc: Record<string, unknown>,
+  ops: readonly PatchOp[],
+  rules: PatchRules,
+): Record<string, unknown> {
   for (const op of ops) {
     if (rules.internal.includes(op.path)) {
-      throw new InputError(`'${op.path}' is an internal attribute and can not be updated`, { code: 'InternalAttribute' });
+      throw new InputError(`'${op.path}' is an internal attribute and can not be updated`, {
+        code: 'InternalAttribute',
+      });
     }
     if (op.op === 'remove' && rules.nonRemovable.includes(op.path)) {
-      throw new InputError(`'${op.path}' is a mandatory attribute and can not be removed`, { code: 'MandatoryAttribute' });
+      throw new InputError(`'${op.path}' is a mandatory attribute and can not be removed`, {
+        code: 'MandatoryAttribute',
+      });
     }
     if (op.op !== 'remove' && (op.value === undefined || op.value === null)) {
-      throw new InputError(`'add' and 'replace' operations needs value (${op.op} ${op.path})`, { code: 'Invalid' });
+      throw new InputError(`'add' and 'replace' operations needs value (${op.op} ${op.path})`, {
+        code: 'Invalid',
+      });
     }
   }
   const out = clone(doc);
@@ -62,10 +85,16 @@ export function applyMagnumPatch(doc: Record<string, unknown>, ops: readonly Pat
     const root = segs[0]!;
     if (op.op === 'add' && segs.length === 1) {
       if (!(root in out)) {
-        throw new InputError(`Adding a new attribute ${op.path} to the root of the resource is not allowed.`, { code: 'PatchError' });
+        throw new InputError(
+          `Adding a new attribute ${op.path} to the root of the resource is not allowed.`,
+          { code: 'PatchError' },
+        );
       }
       if (out[root] !== null && out[root] !== undefined) {
-        throw new InputError(`The attribute ${op.path} has existed, please use 'replace' operation instead.`, { code: 'PatchError' });
+        throw new InputError(
+          `The attribute ${op.path} has existed, please use 'replace' operation instead.`,
+          { code: 'PatchError' },
+        );
       }
     }
     let value = op.value;
@@ -73,14 +102,20 @@ export function applyMagnumPatch(doc: Record<string, unknown>, ops: readonly Pat
       try {
         value = pyToJson(parsePythonLiteral(value));
       } catch (err) {
-        throw patchError(ops, `the value of ${op.path} is not a valid dictionary literal (${(err as Error).message})`);
+        throw patchError(
+          ops,
+          `the value of ${op.path} is not a valid dictionary literal (${(err as Error).message})`,
+        );
       }
     }
     // walk to the parent container
     let parent: unknown = out;
     for (const seg of segs.slice(0, -1)) {
-      const next: unknown = Array.isArray(parent) ? parent[Number(seg)] : (parent as Record<string, unknown>)[seg];
-      if (next === null || typeof next !== 'object') throw patchError(ops, `the path ${op.path} does not exist`);
+      const next: unknown = Array.isArray(parent)
+        ? parent[Number(seg)]
+        : (parent as Record<string, unknown>)[seg];
+      if (next === null || typeof next !== 'object')
+        throw patchError(ops, `the path ${op.path} does not exist`);
       parent = next;
     }
     const key = segs.at(-1)!;
@@ -135,9 +170,13 @@ export function sameValue(a: unknown, b: unknown): boolean {
   if (a === b) return true;
   if (a === null || b === null || typeof a !== 'object' || typeof b !== 'object') return false;
   if (Array.isArray(a) !== Array.isArray(b)) return false;
-  if (Array.isArray(a) && Array.isArray(b)) return a.length === b.length && a.every((x, i) => sameValue(x, b[i]));
+  if (Array.isArray(a) && Array.isArray(b))
+    return a.length === b.length && a.every((x, i) => sameValue(x, b[i]));
   const ao = a as Record<string, unknown>;
   const bo = b as Record<string, unknown>;
   const ak = Object.keys(ao);
-  return ak.length === Object.keys(bo).length && ak.every((k) => Object.prototype.hasOwnProperty.call(bo, k) && sameValue(ao[k], bo[k]));
+  return (
+    ak.length === Object.keys(bo).length &&
+    ak.every((k) => Object.prototype.hasOwnProperty.call(bo, k) && sameValue(ao[k], bo[k]))
+  );
 }

@@ -21,7 +21,9 @@ export function clusterNotFound(ident: string): NotFoundError {
 }
 
 export function templateNotFound(ident: string): NotFoundError {
-  return new NotFoundError(`ClusterTemplate ${ident} could not be found.`, { code: 'ClusterTemplateNotFound' });
+  return new NotFoundError(`ClusterTemplate ${ident} could not be found.`, {
+    code: 'ClusterTemplateNotFound',
+  });
 }
 
 export function nodeGroupNotFound(ident: string): NotFoundError {
@@ -50,7 +52,10 @@ export async function findCluster(
     if (!c && allProjects) {
       const named = env.model.clustersNamed(ident);
       if (named.length > 1) {
-        throw new ConflictError(`Multiple clusters exist with same name ${ident}: please use the cluster uuid instead.`, { code: 'Conflict' });
+        throw new ConflictError(
+          `Multiple clusters exist with same name ${ident}: please use the cluster uuid instead.`,
+          { code: 'Conflict' },
+        );
       }
       c = named[0];
     }
@@ -81,18 +86,26 @@ export function findTemplate(env: Env, caller: Caller, ident: string): ClusterTe
     return t;
   }
   const matches: ClusterTemplateObject[] = [];
-  for (const t of env.model.templates.values()) if (templateName(t) === ident && templateVisible(t, caller)) matches.push(t);
+  for (const t of env.model.templates.values())
+    if (templateName(t) === ident && templateVisible(t, caller)) matches.push(t);
   if (matches.length === 0) throw templateNotFound(ident);
   if (matches.length > 1) {
-    throw new ConflictError(`Multiple cluster templates exist with same name ${ident}: please use the cluster template uuid instead.`, {
-      code: 'Conflict',
-    });
+    throw new ConflictError(
+      `Multiple cluster templates exist with same name ${ident}: please use the cluster template uuid instead.`,
+      {
+        code: 'Conflict',
+      },
+    );
   }
   return matches[0]!;
 }
 
 /** A node group of a cluster by name or uuid, read from the store (fresh, for writes). */
-export async function findNodeGroup(env: Env, cluster: MagnumClusterObject, ident: string): Promise<NodeGroupObject> {
+export async function findNodeGroup(
+  env: Env,
+  cluster: MagnumClusterObject,
+  ident: string,
+): Promise<NodeGroupObject> {
   let name = ident;
   if (isUuidLike(ident)) {
     const uid = normalizeUuid(ident);
@@ -110,7 +123,11 @@ export async function findNodeGroup(env: Env, cluster: MagnumClusterObject, iden
 }
 
 /** The cluster's default node group of a role. */
-export async function defaultNodeGroup(env: Env, cluster: MagnumClusterObject, role: 'master' | 'worker'): Promise<NodeGroupObject> {
+export async function defaultNodeGroup(
+  env: Env,
+  cluster: MagnumClusterObject,
+  role: 'master' | 'worker',
+): Promise<NodeGroupObject> {
   const g = await env.store.get<NodeGroupObject>(
     MagnumTypes.NodeGroup,
     cluster.metadata.namespace,

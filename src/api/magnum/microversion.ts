@@ -19,7 +19,11 @@ export const MAX_VERSION: Microversion = { major: 1, minor: 14 };
 /** The service name Magnum writes in its response headers. */
 export const SERVICE_NAME = 'container-infrastructure-management';
 /** Service names Magnum accepts in the request header. */
-const SERVICE_NAMES = new Set(['container-infrastructure-management', 'container-infrastructure', 'container-infra']);
+const SERVICE_NAMES = new Set([
+  'container-infrastructure-management',
+  'container-infrastructure',
+  'container-infra',
+]);
 
 export const VERSION_HEADER = 'openstack-api-version';
 
@@ -73,9 +77,14 @@ export function resolveMicroversion(header: string | string[] | undefined): Micr
   if (header === undefined) return MIN_VERSION;
   const text = Array.isArray(header) ? header.join(',') : header;
   // Several services may share the header ("container-infra 1.5, compute 2.1"); pick ours.
-  const entries = text.split(',').map((e) => e.trim()).filter((e) => e !== '');
+  const entries = text
+    .split(',')
+    .map((e) => e.trim())
+    .filter((e) => e !== '');
   if (entries.length === 0) return MIN_VERSION;
-  const ours = entries.map((e) => e.split(/\s+/)).filter((parts) => SERVICE_NAMES.has((parts[0] ?? '').toLowerCase()));
+  const ours = entries
+    .map((e) => e.split(/\s+/))
+    .filter((parts) => SERVICE_NAMES.has((parts[0] ?? '').toLowerCase()));
   const parts = ours[0] ?? entries[0]!.split(/\s+/);
   if (parts.length !== 2 || !SERVICE_NAMES.has(parts[0]!.toLowerCase())) {
     throw new NotAcceptableError(

@@ -36,7 +36,9 @@ export function intParam(q: Query, name: string): number | undefined {
   const raw = param(q, name);
   if (raw === undefined) return undefined;
   if (!/^[+-]?\d+$/.test(raw.trim())) {
-    throw new InputError(`Invalid input for field/attribute ${name}: it must be an integer (got '${raw}').`, { code: 'Invalid' });
+    throw new InputError(`Invalid input for field/attribute ${name}: it must be an integer (got '${raw}').`, {
+      code: 'Invalid',
+    });
   }
   return Number(raw);
 }
@@ -45,9 +47,14 @@ export function intParam(q: Query, name: string): number | undefined {
  * Read `limit`, `marker`, `sort_key`, `sort_dir`. `sortKeys` lists the keys allowed besides
  * `id`; `marker` must be a uuid unless `markerIsInt`.
  */
-export function parseListQuery(q: Query, sortKeys: readonly string[], options: { markerIsInt?: boolean } = {}): ListQuery {
+export function parseListQuery(
+  q: Query,
+  sortKeys: readonly string[],
+  options: { markerIsInt?: boolean } = {},
+): ListQuery {
   const rawLimit = intParam(q, 'limit');
-  if (rawLimit !== undefined && rawLimit <= 0) throw new InputError('Limit must be positive', { code: 'Invalid' });
+  if (rawLimit !== undefined && rawLimit <= 0)
+    throw new InputError('Limit must be positive', { code: 'Invalid' });
   const limit = Math.min(rawLimit ?? MAX_LIMIT, MAX_LIMIT);
   const marker = param(q, 'marker');
   if (marker !== undefined && marker !== '') {
@@ -60,13 +67,18 @@ export function parseListQuery(q: Query, sortKeys: readonly string[], options: {
   }
   const sortDir = param(q, 'sort_dir') ?? 'asc';
   if (sortDir !== 'asc' && sortDir !== 'desc') {
-    throw new InputError(`Invalid sort direction: ${sortDir}. Acceptable values are 'asc' or 'desc'`, { code: 'Invalid' });
+    throw new InputError(`Invalid sort direction: ${sortDir}. Acceptable values are 'asc' or 'desc'`, {
+      code: 'Invalid',
+    });
   }
   const sortKey = param(q, 'sort_key') ?? 'id';
   if (sortKey !== 'id' && !sortKeys.includes(sortKey)) {
-    throw new InputError(`The sort_key value "${sortKey}" is an invalid field for sorting; valid keys: id, ${sortKeys.join(', ')}.`, {
-      code: 'InvalidParameterValue',
-    });
+    throw new InputError(
+      `The sort_key value "${sortKey}" is an invalid field for sorting; valid keys: id, ${sortKeys.join(', ')}.`,
+      {
+        code: 'InvalidParameterValue',
+      },
+    );
   }
   return { limit, ...(marker ? { marker } : {}), sortKey, sortDir };
 }
@@ -96,7 +108,10 @@ export function compareValues(a: unknown, b: unknown): number {
  * sorted by `sort_key` (stable on creation order), started after `marker`, cut at `limit`.
  * Returns undefined when the marker is not in the list.
  */
-export function pageOf<T>(items: readonly { id: string; wire: Record<string, unknown>; item: T }[], q: ListQuery) {
+export function pageOf<T>(
+  items: readonly { id: string; wire: Record<string, unknown>; item: T }[],
+  q: ListQuery,
+) {
   const dir = q.sortDir === 'desc' ? -1 : 1;
   const indexed = items.map((x, i) => ({ ...x, i }));
   indexed.sort((a, b) => {

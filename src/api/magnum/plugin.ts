@@ -1,8 +1,22 @@
 import type { FastifyError, FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
 import { AuthenticationError, isMagnetarError } from '../../domain/index.ts';
-import { asMagnetarError, errorHandler, keystoneErrorBody, magnumErrorBody, notFoundHandler } from '../errors.ts';
+import {
+  asMagnetarError,
+  errorHandler,
+  keystoneErrorBody,
+  magnumErrorBody,
+  notFoundHandler,
+} from '../errors.ts';
 import { TokenCache, authenticate, setState, type Env, type MagnumApiDeps } from './context.ts';
-import { MAX_VERSION, MIN_VERSION, SERVICE_NAME, VERSION_HEADER, formatVersion, resolveMicroversion, versionHeaders } from './microversion.ts';
+import {
+  MAX_VERSION,
+  MIN_VERSION,
+  SERVICE_NAME,
+  VERSION_HEADER,
+  formatVersion,
+  resolveMicroversion,
+  versionHeaders,
+} from './microversion.ts';
 import { MagnumReadModel } from './read-model.ts';
 import { TypedStore } from './typed-store.ts';
 import { certificateRoutes } from './routes/certificates.ts';
@@ -37,13 +51,17 @@ function handleError(base: () => string) {
         .code(401)
         .header('WWW-Authenticate', `Keystone uri="${base()}/identity/v3"`)
         .header('Content-Type', 'application/json; charset=utf-8');
-      return reply.send(keystoneErrorBody(401, 'Unauthorized', 'The request you have made requires authentication.'));
+      return reply.send(
+        keystoneErrorBody(401, 'Unauthorized', 'The request you have made requires authentication.'),
+      );
     }
     const known = asMagnetarError(err);
     if (!known) return magnumErrors(err, req, reply);
     const details = known.details ?? {};
     void reply.code(known.status);
-    return reply.send(magnumErrorBody(known.status, known.message, { title: sentenceTitle(known.message), ...details }));
+    return reply.send(
+      magnumErrorBody(known.status, known.message, { title: sentenceTitle(known.message), ...details }),
+    );
   };
 }
 

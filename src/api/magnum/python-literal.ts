@@ -89,7 +89,9 @@ class Parser {
       if (word === 'False') return false;
       if (word === 'None') return null;
       this.i -= word.length;
-      this.fail(`"${word}" is not a literal (only strings, numbers, True, False, None, dicts, lists and tuples are)`);
+      this.fail(
+        `"${word}" is not a literal (only strings, numbers, True, False, None, dicts, lists and tuples are)`,
+      );
     }
     this.fail(`unexpected "${c}"`);
   }
@@ -100,9 +102,15 @@ class Parser {
     this.ws();
     while (this.s[this.i] !== '}') {
       const key = this.value();
-      if (Array.isArray(key) || key instanceof PyDict) this.fail('a dict key must be a string, number, bool or None');
+      if (Array.isArray(key) || key instanceof PyDict)
+        this.fail('a dict key must be a string, number, bool or None');
       this.ws();
-      if (this.s[this.i] !== ':') this.fail(this.s[this.i] === ',' || this.s[this.i] === '}' ? 'sets are not supported; expected ":"' : 'expected ":"');
+      if (this.s[this.i] !== ':')
+        this.fail(
+          this.s[this.i] === ',' || this.s[this.i] === '}'
+            ? 'sets are not supported; expected ":"'
+            : 'expected ":"',
+        );
       this.i++;
       this.ws();
       const value = this.value();
@@ -260,10 +268,14 @@ export function pyScalarString(v: string | number | boolean | null): string {
 export function toStringDict(value: unknown, field: string): Record<string, string> {
   const out: Record<string, string> = {};
   const put = (k: unknown, v: unknown) => {
-    if (typeof k !== 'string') throw new InputError(`${field} keys must be strings; got ${JSON.stringify(k)}.`, { code: 'Invalid' });
+    if (typeof k !== 'string')
+      throw new InputError(`${field} keys must be strings; got ${JSON.stringify(k)}.`, { code: 'Invalid' });
     if (v === null || ['string', 'number', 'boolean'].includes(typeof v)) {
       out[k] = pyScalarString(v as string | number | boolean | null);
-    } else throw new InputError(`${field} values must be strings, numbers or booleans; "${k}" is not.`, { code: 'Invalid' });
+    } else
+      throw new InputError(`${field} values must be strings, numbers or booleans; "${k}" is not.`, {
+        code: 'Invalid',
+      });
   };
   if (value instanceof PyDict) {
     for (const [k, v] of value.entries) put(k, v);
@@ -281,7 +293,10 @@ export function pyToJson(v: PyValue): unknown {
   if (v instanceof PyDict) {
     const o: Record<string, unknown> = {};
     for (const [k, val] of v.entries) {
-      if (typeof k !== 'string') throw new InputError(`dictionary keys must be strings; got ${JSON.stringify(k)}.`, { code: 'Invalid' });
+      if (typeof k !== 'string')
+        throw new InputError(`dictionary keys must be strings; got ${JSON.stringify(k)}.`, {
+          code: 'Invalid',
+        });
       o[k] = pyToJson(val);
     }
     return o;

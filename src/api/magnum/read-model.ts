@@ -9,7 +9,6 @@ import {
 } from '../../domain/index.ts';
 import type { ObjectStore, WatchEvent } from '../../store/index.ts';
 
-
 const TYPES = [MagnumTypes.ClusterTemplate, MagnumTypes.NodeGroup, MagnumTypes.Cluster];
 const PAGE = 1000;
 
@@ -113,7 +112,10 @@ export class MagnumReadModel {
     for (const type of TYPES) {
       let cont: string | undefined;
       do {
-        const page = await this.store.list<ApiObject>(type, { limit: PAGE, ...(cont ? { continue: cont } : {}) });
+        const page = await this.store.list<ApiObject>(type, {
+          limit: PAGE,
+          ...(cont ? { continue: cont } : {}),
+        });
         for (const obj of page.items) this.put(type, obj);
         cont = page.continue;
       } while (cont);
@@ -136,7 +138,8 @@ export class MagnumReadModel {
       case MagnumTypes.NodeGroup: {
         const ng = obj as unknown as NodeGroupObject;
         let byCluster = this.nodeGroups.get(ng.spec.clusterId);
-        if (!byCluster) this.nodeGroups.set(ng.spec.clusterId, (byCluster = new Map<string, NodeGroupObject>()));
+        if (!byCluster)
+          this.nodeGroups.set(ng.spec.clusterId, (byCluster = new Map<string, NodeGroupObject>()));
         byCluster.set(ng.metadata.uid, ng);
         this.touch(ng.spec.clusterId);
         if (ng.spec.id > this.maxNodeGroupId) this.maxNodeGroupId = ng.spec.id;
@@ -146,7 +149,11 @@ export class MagnumReadModel {
         const c = obj as unknown as MagnumClusterObject;
         this.clusters.set(c.metadata.uid, c);
         let inProject = this.clustersByProject.get(c.metadata.namespace);
-        if (!inProject) this.clustersByProject.set(c.metadata.namespace, (inProject = new Map<string, MagnumClusterObject>()));
+        if (!inProject)
+          this.clustersByProject.set(
+            c.metadata.namespace,
+            (inProject = new Map<string, MagnumClusterObject>()),
+          );
         inProject.set(c.metadata.uid, c);
         this.touch(c.metadata.uid);
         this.clusterByName.set(nameKey(c.metadata.namespace, c.metadata.name), c.metadata.uid);

@@ -26,11 +26,18 @@ export interface ResourceFacts {
 }
 
 function ambiguous(kind: string, name: string): ConflictError {
-  return new ConflictError(`Multiple ${kind}s exist with same name ${name}: please use the ${kind} id instead.`, { code: 'Conflict' });
+  return new ConflictError(
+    `Multiple ${kind}s exist with same name ${name}: please use the ${kind} id instead.`,
+    { code: 'Conflict' },
+  );
 }
 
 /** Check every named resource; the first problem is thrown with Magnum's status and wording. */
-export async function checkResources(cloud: CloudLookup | undefined, caller: Caller, refs: ResourceRefs): Promise<ResourceFacts> {
+export async function checkResources(
+  cloud: CloudLookup | undefined,
+  caller: Caller,
+  refs: ResourceRefs,
+): Promise<ResourceFacts> {
   const facts: ResourceFacts = {};
   if (!cloud) return facts;
   const auth = caller.auth;
@@ -57,25 +64,37 @@ export async function checkResources(cloud: CloudLookup | undefined, caller: Cal
   if (refs.keypair) {
     const k = await cloud.findKeypair(auth, refs.keypair);
     if (!k) {
-      throw new NotFoundError(`Unable to find keypair ${refs.keypair}: keypairs belong to a user, so create it with "openstack keypair create" as the user who creates the cluster.`, {
-        code: 'KeyPairNotFound',
-      });
+      throw new NotFoundError(
+        `Unable to find keypair ${refs.keypair}: keypairs belong to a user, so create it with "openstack keypair create" as the user who creates the cluster.`,
+        {
+          code: 'KeyPairNotFound',
+        },
+      );
     }
   }
   if (refs.externalNetwork) {
     const n = await cloud.findNetwork(auth, refs.externalNetwork);
     if (n === 'ambiguous') throw ambiguous('external network', refs.externalNetwork);
-    if (!n || !n.external) throw new InputError(`Unable to find external network ${refs.externalNetwork}.`, { code: 'ExternalNetworkNotFound' });
+    if (!n || !n.external)
+      throw new InputError(`Unable to find external network ${refs.externalNetwork}.`, {
+        code: 'ExternalNetworkNotFound',
+      });
   }
   if (refs.fixedNetwork) {
     const n = await cloud.findNetwork(auth, refs.fixedNetwork);
     if (n === 'ambiguous') throw ambiguous('fixed network', refs.fixedNetwork);
-    if (!n) throw new InputError(`Unable to find fixed network ${refs.fixedNetwork}.`, { code: 'FixedNetworkNotFound' });
+    if (!n)
+      throw new InputError(`Unable to find fixed network ${refs.fixedNetwork}.`, {
+        code: 'FixedNetworkNotFound',
+      });
   }
   if (refs.fixedSubnet) {
     const s = await cloud.findSubnet(auth, refs.fixedSubnet);
     if (s === 'ambiguous') throw ambiguous('fixed subnet', refs.fixedSubnet);
-    if (!s) throw new InputError(`Unable to find fixed subnet ${refs.fixedSubnet}.`, { code: 'FixedSubnetNotFound' });
+    if (!s)
+      throw new InputError(`Unable to find fixed subnet ${refs.fixedSubnet}.`, {
+        code: 'FixedSubnetNotFound',
+      });
   }
   return facts;
 }

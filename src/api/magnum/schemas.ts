@@ -24,7 +24,10 @@ export const boolish = z.union([z.boolean(), z.string(), z.number()]).transform(
   const s = String(v).trim().toLowerCase();
   if (TRUE.has(s)) return true;
   if (FALSE.has(s)) return false;
-  ctx.addIssue({ code: 'custom', message: `Unrecognized value '${String(v)}', acceptable values are: true, false, 1, 0, yes, no, on, off` });
+  ctx.addIssue({
+    code: 'custom',
+    message: `Unrecognized value '${String(v)}', acceptable values are: true, false, 1, 0, yes, no, on, off`,
+  });
   return z.NEVER;
 });
 
@@ -33,10 +36,11 @@ const scalar = z.union([z.string(), z.number(), z.boolean()]);
 export const labelsSchema = z.record(z.string(), scalar);
 
 /** A comma-separated list of IP addresses (`dns_nameserver`). */
-const dnsList = z.string().refine(
-  (v) => v.split(',').every((ip) => isIP(ip.trim()) !== 0),
-  { message: 'must be a comma-separated list of IP addresses' },
-);
+const dnsList = z
+  .string()
+  .refine((v) => v.split(',').every((ip) => isIP(ip.trim()) !== 0), {
+    message: 'must be a comma-separated list of IP addresses',
+  });
 
 const opt = <T extends z.ZodType>(t: T) => t.nullable().optional();
 
@@ -78,7 +82,12 @@ export type TemplateCreateBody = z.infer<typeof TemplateCreateSchema>;
 export const CLUSTER_NAME = /^[a-zA-Z][a-zA-Z0-9_.-]*$/;
 
 export const ClusterCreateSchema = z.strictObject({
-  name: opt(str(242).regex(CLUSTER_NAME, 'must start with a letter and contain only letters, digits, "_", "." and "-"')),
+  name: opt(
+    str(242).regex(
+      CLUSTER_NAME,
+      'must start with a letter and contain only letters, digits, "_", "." and "-"',
+    ),
+  ),
   cluster_template_id: opt(str()),
   keypair: opt(str()),
   node_count: opt(int(0)),
@@ -181,15 +190,20 @@ function valueAt(body: unknown, path: readonly PropertyKey[]): unknown {
 /** Turn the first zod issue into Magnum's "Invalid input for field/attribute X" 400. */
 export function parseBody<T extends z.ZodType>(schema: T, body: unknown, what: string): z.infer<T> {
   if (body === undefined || body === null || Buffer.isBuffer(body) || typeof body === 'string') {
-    throw new InputError(`The request body is missing or not JSON; send the ${what} as a JSON document with Content-Type: application/json.`, {
-      code: 'Invalid',
-    });
+    throw new InputError(
+      `The request body is missing or not JSON; send the ${what} as a JSON document with Content-Type: application/json.`,
+      {
+        code: 'Invalid',
+      },
+    );
   }
   const r = schema.safeParse(body);
   if (r.success) return r.data;
   const issue = r.error.issues[0]!;
   if (issue.code === 'unrecognized_keys') {
-    throw new InputError(`Unknown attribute for argument ${what}: ${issue.keys.join(', ')}`, { code: 'UnknownAttribute' });
+    throw new InputError(`Unknown attribute for argument ${what}: ${issue.keys.join(', ')}`, {
+      code: 'UnknownAttribute',
+    });
   }
   const field = issue.path.map(String).join('.');
   if (field === '') {
@@ -197,7 +211,12 @@ export function parseBody<T extends z.ZodType>(schema: T, body: unknown, what: s
   }
   const value = valueAt(body, issue.path);
   if (value === undefined && issue.code === 'invalid_type') {
-    throw new InputError(`Mandatory field missing: ${field} is required in the ${what}.`, { code: 'MissingAttribute' });
+    throw new InputError(`Mandatory field missing: ${field} is required in the ${what}.`, {
+      code: 'MissingAttribute',
+    });
   }
-  throw new InputError(`Invalid input for field/attribute ${field}: ${lower(issue.message)} (got '${show(value)}').`, { code: 'Invalid' });
+  throw new InputError(
+    `Invalid input for field/attribute ${field}: ${lower(issue.message)} (got '${show(value)}').`,
+    { code: 'Invalid' },
+  );
 }

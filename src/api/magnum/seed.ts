@@ -32,9 +32,14 @@ export interface SeedTemplatesOptions {
  * as it is) the public templates the operator maintains, so a newcomer's
  * `openstack coe cluster template list` is not empty. Returns the templates created now.
  */
-export async function seedPublicTemplates(rawStore: ObjectStore, options: SeedTemplatesOptions): Promise<ClusterTemplateObject[]> {
+export async function seedPublicTemplates(
+  rawStore: ObjectStore,
+  options: SeedTemplatesOptions,
+): Promise<ClusterTemplateObject[]> {
   const store = new TypedStore(rawStore);
-  const existing = await store.list<ClusterTemplateObject>(MagnumTypes.ClusterTemplate, { namespace: options.projectId });
+  const existing = await store.list<ClusterTemplateObject>(MagnumTypes.ClusterTemplate, {
+    namespace: options.projectId,
+  });
   const names = new Set(existing.items.map((t) => templateName(t)));
   const created: ClusterTemplateObject[] = [];
   for (const tag of options.kubeTags ?? DEFAULT_KUBE_TAGS) {

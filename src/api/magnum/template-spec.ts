@@ -14,16 +14,25 @@ export const VOLUME_DRIVERS = ['cinder'] as const;
 /** Magnum's `cluster_distro` guess from an image name when no image service can be asked. */
 export function guessDistro(image: string): string | null {
   const s = image.toLowerCase();
-  for (const d of ['fedora-coreos', 'flatcar', 'ubuntu', 'debian', 'rockylinux', 'centos', 'coreos']) if (s.includes(d)) return d;
+  for (const d of ['fedora-coreos', 'flatcar', 'ubuntu', 'debian', 'rockylinux', 'centos', 'coreos'])
+    if (s.includes(d)) return d;
   return null;
 }
 
 /** Rules Magnum's create/update validators apply to a template's fields. */
-export function checkTemplateFields(spec: Pick<ClusterTemplateSpec, 'coe' | 'networkDriver' | 'volumeDriver' | 'dockerStorageDriver' | 'dockerVolumeSize'>): void {
+export function checkTemplateFields(
+  spec: Pick<
+    ClusterTemplateSpec,
+    'coe' | 'networkDriver' | 'volumeDriver' | 'dockerStorageDriver' | 'dockerVolumeSize'
+  >,
+): void {
   if (!(COES as readonly string[]).includes(spec.coe)) {
-    throw new InputError(`Invalid input for field/attribute coe: value should be one of ${COES.join(', ')} (got '${spec.coe}').`, {
-      code: 'Invalid',
-    });
+    throw new InputError(
+      `Invalid input for field/attribute coe: value should be one of ${COES.join(', ')} (got '${spec.coe}').`,
+      {
+        code: 'Invalid',
+      },
+    );
   }
   if (spec.networkDriver !== null && !(NETWORK_DRIVERS as readonly string[]).includes(spec.networkDriver)) {
     throw new InputError(
@@ -32,11 +41,17 @@ export function checkTemplateFields(spec: Pick<ClusterTemplateSpec, 'coe' | 'net
     );
   }
   if (spec.volumeDriver !== null && !(VOLUME_DRIVERS as readonly string[]).includes(spec.volumeDriver)) {
-    throw new InputError(`Volume driver type ${spec.volumeDriver} is not supported, expecting a ${VOLUME_DRIVERS.join(', ')} volume driver.`, {
-      code: 'InvalidParameterValue',
-    });
+    throw new InputError(
+      `Volume driver type ${spec.volumeDriver} is not supported, expecting a ${VOLUME_DRIVERS.join(', ')} volume driver.`,
+      {
+        code: 'InvalidParameterValue',
+      },
+    );
   }
-  if (spec.dockerStorageDriver === 'devicemapper' && (spec.dockerVolumeSize === null || spec.dockerVolumeSize < 3)) {
+  if (
+    spec.dockerStorageDriver === 'devicemapper' &&
+    (spec.dockerVolumeSize === null || spec.dockerVolumeSize < 3)
+  ) {
     throw new InputError(
       `docker volume size ${spec.dockerVolumeSize ?? 'None'} GB is not valid, expecting minimum value 3GB for devicemapper storage`,
       { code: 'InvalidParameterValue' },

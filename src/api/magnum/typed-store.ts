@@ -20,7 +20,10 @@ export class TypedStore {
     return (await this.raw.getByUid(type, uid)) as unknown as T | undefined;
   }
 
-  async list<T extends AnyObject>(type: TypeKey, options?: ListOptions): Promise<{ items: T[]; continue?: string }> {
+  async list<T extends AnyObject>(
+    type: TypeKey,
+    options?: ListOptions,
+  ): Promise<{ items: T[]; continue?: string }> {
     const r = await this.raw.list(type, options);
     return r as unknown as { items: T[]; continue?: string };
   }

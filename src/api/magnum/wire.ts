@@ -219,7 +219,8 @@ export function clusterToWire(
     const faults: Record<string, string> = { ...(c.status.faults ?? {}) };
     for (const g of groups) {
       const gs = magnumStatus(g);
-      if (gs.endsWith('FAILED') && faults[g.spec.name] === undefined) faults[g.spec.name] = g.status.reason ?? gs;
+      if (gs.endsWith('FAILED') && faults[g.spec.name] === undefined)
+        faults[g.spec.name] = g.status.reason ?? gs;
     }
     out.faults = faults;
   }

@@ -20,11 +20,22 @@ import {
 
 /** A copy of `obj` with `updated_at` set to `now`. */
 export function stamped<T extends ApiObject<unknown, unknown>>(obj: T, now: string): T {
-  return { ...obj, metadata: { ...obj.metadata, annotations: { ...obj.metadata.annotations, [ANNOTATION_MAGNUM_UPDATED_AT]: now } } };
+  return {
+    ...obj,
+    metadata: {
+      ...obj.metadata,
+      annotations: { ...obj.metadata.annotations, [ANNOTATION_MAGNUM_UPDATED_AT]: now },
+    },
+  };
 }
 
 /** A copy of a cluster or nodegroup asking for a new operation (fresh operationId → new generation). */
-export function withOperation<T extends MagnumClusterObject | NodeGroupObject>(obj: T, action: MagnumAction, now: string, spec: Partial<T['spec']> = {}): T {
+export function withOperation<T extends MagnumClusterObject | NodeGroupObject>(
+  obj: T,
+  action: MagnumAction,
+  now: string,
+  spec: Partial<T['spec']> = {},
+): T {
   return stamped({ ...obj, spec: { ...obj.spec, ...spec, action, operationId: randomUUID() } }, now);
 }
 
@@ -47,7 +58,11 @@ const RESIZABLE: ReadonlySet<MagnumStatus> = new Set([...COMPLETE, 'UPDATE_FAILE
  * Refuse (400) an operation in a status Magnum's conductor refuses. Magnum accepts the request
  * and drops it in the conductor; here the caller learns it at once.
  */
-export function requireStatus(obj: MagnumClusterObject | NodeGroupObject, kind: 'complete' | 'resizable', operation: string): void {
+export function requireStatus(
+  obj: MagnumClusterObject | NodeGroupObject,
+  kind: 'complete' | 'resizable',
+  operation: string,
+): void {
   const status = magnumStatus(obj);
   const allowed = kind === 'complete' ? COMPLETE : RESIZABLE;
   if (!allowed.has(status)) {

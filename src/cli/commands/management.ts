@@ -25,7 +25,17 @@ export interface ExecCredential {
 }
 
 /** Variables passed on to the plugin so it authenticates like the `config` run. */
-const FORWARDED = ['OS_CLOUD', 'OS_CLIENT_CONFIG_FILE', 'OS_AUTH_URL', 'OS_USERNAME', 'OS_PROJECT_NAME', 'OS_PROJECT_ID', 'OS_USER_DOMAIN_NAME', 'OS_PROJECT_DOMAIN_NAME', 'OS_REGION_NAME'];
+const FORWARDED = [
+  'OS_CLOUD',
+  'OS_CLIENT_CONFIG_FILE',
+  'OS_AUTH_URL',
+  'OS_USERNAME',
+  'OS_PROJECT_NAME',
+  'OS_PROJECT_ID',
+  'OS_USER_DOMAIN_NAME',
+  'OS_PROJECT_DOMAIN_NAME',
+  'OS_REGION_NAME',
+];
 
 /** Renew a cached token this long before it expires. */
 const MARGIN_MS = 5 * 60_000;
@@ -54,7 +64,9 @@ const Cached = z.object({ token: z.string(), expiresAt: z.string() });
 function cacheFile(env: NodeJS.ProcessEnv, session: Session): string {
   const base = env.XDG_CACHE_HOME ?? join(env.HOME ?? '.', '.cache');
   const key = createHash('sha256')
-    .update(JSON.stringify({ auth: session.config.auth, type: session.config.authType, cloud: env.OS_CLOUD ?? '' }))
+    .update(
+      JSON.stringify({ auth: session.config.auth, type: session.config.authType, cloud: env.OS_CLOUD ?? '' }),
+    )
     .digest('hex')
     .slice(0, 24);
   return join(base, 'magnetar', `management-token-${key}.json`);
@@ -81,7 +93,8 @@ export async function managementToken(
     headers: { 'X-Subject-Token': token },
   });
   const info = TokenInfo.safeParse(res.body);
-  if (!info.success) throw new CommandFailedError('unexpected answer from the identity service when reading the token');
+  if (!info.success)
+    throw new CommandFailedError('unexpected answer from the identity service when reading the token');
   const fresh = { token, expiresAt: info.data.token.expires_at };
   await mkdir(dirname(file), { recursive: true, mode: 0o700 });
   await writeFile(file, JSON.stringify(fresh), { mode: 0o600 });
@@ -89,7 +102,9 @@ export async function managementToken(
 }
 
 const KubeconfigShape = z.looseObject({
-  users: z.array(z.looseObject({ name: z.string(), user: z.looseObject({ exec: z.looseObject({}).optional() }) })),
+  users: z.array(
+    z.looseObject({ name: z.string(), user: z.looseObject({ exec: z.looseObject({}).optional() }) }),
+  ),
 });
 
 interface ConfigOptions {
@@ -122,9 +137,11 @@ export function registerManagementCommands(program: Command, ctx: CoeContext): C
         const token = await session.token();
         const res = await fetch(`${base}/k8s/management/kubeconfig`, { headers: { 'x-auth-token': token } });
         const text = await res.text();
-        if (res.status !== 200) throw new CommandFailedError(`the management API answered ${res.status}: ${text.slice(0, 300)}`);
+        if (res.status !== 200)
+          throw new CommandFailedError(`the management API answered ${res.status}: ${text.slice(0, 300)}`);
         const doc = KubeconfigShape.safeParse(parseYaml(text));
-        if (!doc.success) throw new CommandFailedError('the management API returned an unexpected kubeconfig');
+        if (!doc.success)
+          throw new CommandFailedError('the management API returned an unexpected kubeconfig');
         const forwarded = FORWARDED.flatMap((k) => {
           const v = env[k];
           if (!v) return [];
@@ -132,7 +149,12 @@ export function registerManagementCommands(program: Command, ctx: CoeContext): C
         });
         for (const u of doc.data.users) {
           if (!u.user.exec) continue;
-          u.user.exec = { ...u.user.exec, command: o.execCommand, args: ['management', 'token'], ...(forwarded.length > 0 ? { env: forwarded } : {}) };
+          u.user.exec = {
+            ...u.user.exec,
+            command: o.execCommand,
+            args: ['management', 'token'],
+            ...(forwarded.length > 0 ? { env: forwarded } : {}),
+          };
         }
         await mkdir(dirname(path), { recursive: true });
         await writeFile(path, stringify(doc.data, { lineWidth: 0 }), { mode: 0o600 });
@@ -146,7 +168,9 @@ export function registerManagementCommands(program: Command, ctx: CoeContext): C
 
   mgmt
     .command('token')
-    .description('print an ExecCredential with a token for kubectl (used by the kubeconfig of `management config`)')
+    .description(
+      'print an ExecCredential with a token for kubectl (used by the kubeconfig of `management config`)',
+    )
     .action(async (_o: unknown, cmd: Command) => {
       const { session, env } = sessionFor(ctx, cmd);
       try {
@@ -154,7 +178,10 @@ export function registerManagementCommands(program: Command, ctx: CoeContext): C
         const cred: ExecCredential = {
           apiVersion: 'client.authentication.k8s.io/v1',
           kind: 'ExecCredential',
-          status: { token: t.token, expirationTimestamp: new Date(Date.parse(t.expiresAt)).toISOString().replace(/\.\d{3}Z$/, 'Z') },
+          status: {
+            token: t.token,
+            expirationTimestamp: new Date(Date.parse(t.expiresAt)).toISOString().replace(/\.\d{3}Z$/, 'Z'),
+          },
         };
         ctx.stdout.write(`${JSON.stringify(cred)}\n`);
       } finally {

@@ -173,7 +173,8 @@ export async function observeNode(
   }
   if (!snap) {
     keepPrevious();
-    if (!m.status.nodeRef) obs.requeueAfterMs = pollDelay(infraSince(m), env.deps.clock.now(), env.settings.cloudPollMs);
+    if (!m.status.nodeRef)
+      obs.requeueAfterMs = pollDelay(infraSince(m), env.deps.clock.now(), env.settings.cloudPollMs);
     return;
   }
   const node = snap.byProviderId.get(providerID);
@@ -237,7 +238,12 @@ export async function observeNode(
   obs.conditions.push(cond);
   obs.conditions.push({ ...cond, type: CapiConditions.NodeHealthy });
   if (ready?.lastTransitionTime) obs.nodeReadySince = ready.lastTransitionTime;
-  if (status !== 'True') obs.requeueAfterMs = pollDelay(ready?.lastTransitionTime ? Date.parse(ready.lastTransitionTime) : undefined, env.deps.clock.now(), 5_000);
+  if (status !== 'True')
+    obs.requeueAfterMs = pollDelay(
+      ready?.lastTransitionTime ? Date.parse(ready.lastTransitionTime) : undefined,
+      env.deps.clock.now(),
+      5_000,
+    );
 }
 
 /** The kinds a Machine refers to, for watches. */

@@ -155,9 +155,17 @@ async function reconcileOsc(
     step = CapiConditions.APIEndpointReady;
     const lb = await reconcileLoadBalancer(cloud, osc, { subnetId, externalNetworkId }, tags, record);
     if (!lb.done) {
-      const since = osc.status.conditions?.find((c) => c.type === CapiConditions.APIEndpointReady && c.status === 'False')?.lastTransitionTime;
+      const since = osc.status.conditions?.find(
+        (c) => c.type === CapiConditions.APIEndpointReady && c.status === 'False',
+      )?.lastTransitionTime;
       await progress(CapiConditions.APIEndpointReady, CapiReasons.WaitingForLoadBalancer, lb.waiting);
-      return { requeueAfterMs: pollDelay(since ? Date.parse(since) : now, env.deps.clock.now(), env.settings.cloudPollMs) };
+      return {
+        requeueAfterMs: pollDelay(
+          since ? Date.parse(since) : now,
+          env.deps.clock.now(),
+          env.settings.cloudPollMs,
+        ),
+      };
     }
     conds.push(trueCondition(CapiConditions.APIEndpointReady));
     const port = osc.spec.apiServerPort ?? 6443;

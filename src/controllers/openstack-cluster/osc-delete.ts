@@ -53,7 +53,13 @@ export async function reconcileOscDelete(
     const lb = await deleteLoadBalancer(cloud, osc);
     if (!lb.gone) {
       await say(lb.waiting ?? 'deleting the API load balancer');
-      return { requeueAfterMs: pollDelay(Date.parse(osc.metadata.deletionTimestamp ?? ''), env.deps.clock.now(), env.settings.cloudPollMs) };
+      return {
+        requeueAfterMs: pollDelay(
+          Date.parse(osc.metadata.deletionTimestamp ?? ''),
+          env.deps.clock.now(),
+          env.settings.cloudPollMs,
+        ),
+      };
     }
     await deleteNetworking(cloud, osc);
     await deleteSecurityGroups(cloud, osc);

@@ -230,7 +230,13 @@ async function reconcileOsm(
         falseCondition(CapiConditions.InstanceReady, reason, message),
         falseCondition(CapiConditions.Ready, reason, message),
       ]);
-      return { requeueAfterMs: pollDelay(server.created ? Date.parse(server.created) : undefined, env.deps.clock.now(), env.settings.cloudPollMs) };
+      return {
+        requeueAfterMs: pollDelay(
+          server.created ? Date.parse(server.created) : undefined,
+          env.deps.clock.now(),
+          env.settings.cloudPollMs,
+        ),
+      };
     }
 
     const providerID = openstackProviderId(env.deps.region, server.id);

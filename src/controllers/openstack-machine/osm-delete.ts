@@ -69,7 +69,13 @@ export async function reconcileOsmDelete(
     }
     if (remaining > 0) {
       await say(`waiting for server ${osm.metadata.name} to be deleted`);
-      return { requeueAfterMs: pollDelay(Date.parse(osm.metadata.deletionTimestamp ?? ''), env.deps.clock.now(), env.settings.cloudPollMs) };
+      return {
+        requeueAfterMs: pollDelay(
+          Date.parse(osm.metadata.deletionTimestamp ?? ''),
+          env.deps.clock.now(),
+          env.settings.cloudPollMs,
+        ),
+      };
     }
     const ports = new Set<string>();
     for (const p of osm.status.resources?.ports ?? []) ports.add(p.id);

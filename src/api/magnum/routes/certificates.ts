@@ -30,12 +30,19 @@ export function pkiRef(c: MagnumClusterObject): PkiClusterRef {
 
 function pkiOf(env: Env): ClusterPki {
   if (!env.deps.pki) {
-    throw new UnavailableError('The certificate service is not available yet; retry later.', { code: 'CertificatesUnavailable' });
+    throw new UnavailableError('The certificate service is not available yet; retry later.', {
+      code: 'CertificatesUnavailable',
+    });
   }
   return env.deps.pki;
 }
 
-function requireCreatorOrAdmin(caller: Caller, c: MagnumClusterObject, rule: string, role: 'reader' | 'member'): void {
+function requireCreatorOrAdmin(
+  caller: Caller,
+  c: MagnumClusterObject,
+  rule: string,
+  role: 'reader' | 'member',
+): void {
   requireRole(caller, role, rule);
   if (!caller.isAdmin && caller.userId !== c.spec.userId) {
     throw new NotAllowedError(
@@ -57,9 +64,12 @@ function caKind(raw: string | undefined): CaKind {
     case 'front-proxy':
       return 'front_proxy';
     default:
-      throw new InputError(`Invalid input for field/attribute ca_cert_type: value should be one of kubernetes, etcd, front_proxy (got '${raw}').`, {
-        code: 'Invalid',
-      });
+      throw new InputError(
+        `Invalid input for field/attribute ca_cert_type: value should be one of kubernetes, etcd, front_proxy (got '${raw}').`,
+        {
+          code: 'Invalid',
+        },
+      );
   }
 }
 
@@ -70,7 +80,11 @@ export function certificateRoutes(app: FastifyInstance, env: Env): void {
     const cluster = await findCluster(env, caller, req.params.ident, false);
     requireCreatorOrAdmin(caller, cluster, 'certificate:get', 'reader');
     const pem = await pkiOf(env).caPem(pkiRef(cluster), kind);
-    return { cluster_uuid: cluster.metadata.uid, pem, links: links(env.deps.baseUrl(), 'certificates', cluster.metadata.uid) };
+    return {
+      cluster_uuid: cluster.metadata.uid,
+      pem,
+      links: links(env.deps.baseUrl(), 'certificates', cluster.metadata.uid),
+    };
   });
 
   app.post('/certificates', async (req, reply) => {
@@ -105,7 +119,9 @@ export function certificateRoutes(app: FastifyInstance, env: Env): void {
     const cluster = await findCluster(env, caller, req.params.ident, false, true);
     const template = env.model.templates.get(cluster.spec.clusterTemplateId);
     if (template?.spec.tlsDisabled) {
-      throw new InputError('Rotating the CA certificate on a non-TLS cluster is not supported.', { code: 'NotSupported' });
+      throw new InputError('Rotating the CA certificate on a non-TLS cluster is not supported.', {
+        code: 'NotSupported',
+      });
     }
     requireStatus(cluster, 'complete', 'Rotating the CA of');
     await pki.rotateCa(pkiRef(cluster));

@@ -23,20 +23,28 @@ export function clusterActionRoutes(app: FastifyInstance, env: Env): void {
     requireRole(caller, 'member', 'cluster:resize');
     const body = parseBody(ResizeSchema, req.body, 'cluster resize request');
     if (body.node_count === 0 && !atLeast(version, 10)) {
-      throw new InputError('Resizing a node group to zero is not supported in the requested microversion; it needs 1.10 or later.', {
-        code: 'ZeroNodeCountNotSupported',
-      });
+      throw new InputError(
+        'Resizing a node group to zero is not supported in the requested microversion; it needs 1.10 or later.',
+        {
+          code: 'ZeroNodeCountNotSupported',
+        },
+      );
     }
     const uuid = await retryOnConflict(async () => {
       // Magnum has no all-projects rule for resize: other projects' clusters are not found.
       const cluster = await findCluster(env, caller, req.params.ident, false, true);
-      const group = body.nodegroup ? await findNodeGroup(env, cluster, body.nodegroup) : await defaultNodeGroup(env, cluster, 'worker');
+      const group = body.nodegroup
+        ? await findNodeGroup(env, cluster, body.nodegroup)
+        : await defaultNodeGroup(env, cluster, 'worker');
       const g = group.spec;
       if (g.role === 'master') {
         const problem = masterCountProblem(env.deps.policy, body.node_count);
         if (problem) throw new InputError(problem, { code: 'MasterNGSizeInvalid' });
       } else {
-        if (body.node_count < g.minNodeCount || (g.maxNodeCount !== null && g.maxNodeCount > 0 && body.node_count > g.maxNodeCount)) {
+        if (
+          body.node_count < g.minNodeCount ||
+          (g.maxNodeCount !== null && g.maxNodeCount > 0 && body.node_count > g.maxNodeCount)
+        ) {
           throw new InputError(
             `Resizing ${g.name} outside the allowed range: min_node_count = ${g.minNodeCount}, max_node_count = ${g.maxNodeCount ?? 'None'}`,
             { code: 'NGResizeOutBounds' },
@@ -46,12 +54,15 @@ export function clusterActionRoutes(app: FastifyInstance, env: Env): void {
         if (problem) throw new InputError(problem, { code: 'NodeGroupTooLarge' });
       }
       if (group.metadata.deletionTimestamp) {
-        throw new InputError(`Node group ${g.name} is being deleted and cannot be resized.`, { code: 'NotSupported' });
+        throw new InputError(`Node group ${g.name} is being deleted and cannot be resized.`, {
+          code: 'NotSupported',
+        });
       }
       requireStatus(cluster, 'resizable', 'Resizing');
       const now = new Date(env.deps.clock.now()).toISOString();
       const toRemove = { ...(cluster.spec.nodesToRemove ?? {}) };
-      if (body.nodes_to_remove && body.nodes_to_remove.length > 0) toRemove[group.metadata.uid] = body.nodes_to_remove;
+      if (body.nodes_to_remove && body.nodes_to_remove.length > 0)
+        toRemove[group.metadata.uid] = body.nodes_to_remove;
       else delete toRemove[group.metadata.uid];
       const ops: TypedOp[] = [
         { op: 'update', object: withOperation(cluster, 'UPDATE', now, { nodesToRemove: toRemove }) },
@@ -67,14 +78,23 @@ export function clusterActionRoutes(app: FastifyInstance, env: Env): void {
     const { caller, version } = stateOf(req);
     requireVersion(version, 7, 'POST /v1/clusters/{cluster}/actions/upgrade');
     if (!atLeast(version, 8)) {
-      throw new InputError(`Upgrading a cluster is not supported in microversion ${formatVersion(version)}; it needs 1.8 or later.`, {
-        code: 'ClusterUpgradeNotSupported',
-      });
+      throw new InputError(
+        `Upgrading a cluster is not supported in microversion ${formatVersion(version)}; it needs 1.8 or later.`,
+        {
+          code: 'ClusterUpgradeNotSupported',
+        },
+      );
     }
     requireRole(caller, 'member', 'cluster:upgrade');
     const body = parseBody(UpgradeSchema, req.body, 'cluster upgrade request');
     const uuid = await retryOnConflict(async () => {
-      const cluster: MagnumClusterObject = await findCluster(env, caller, req.params.ident, caller.isAdmin, true);
+      const cluster: MagnumClusterObject = await findCluster(
+        env,
+        caller,
+        req.params.ident,
+        caller.isAdmin,
+        true,
+      );
       const target = findTemplate(env, caller, body.cluster_template);
       if (body.nodegroup) {
         const ng = await findNodeGroup(env, cluster, body.nodegroup);

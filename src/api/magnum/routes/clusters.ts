@@ -47,7 +47,12 @@ const CLUSTER_SORT_KEYS = [
 const HEALTH = new Set<HealthStatus>(['HEALTHY', 'UNHEALTHY', 'UNKNOWN']);
 
 /** The wire form of one cluster, with what it needs from the read model. */
-export function clusterWire(env: Env, c: MagnumClusterObject, version: Microversion, expand: boolean): Record<string, unknown> {
+export function clusterWire(
+  env: Env,
+  c: MagnumClusterObject,
+  version: Microversion,
+  expand: boolean,
+): Record<string, unknown> {
   return clusterToWire(
     c,
     env.model.nodeGroupsOf(c.metadata.uid),
@@ -59,16 +64,29 @@ export function clusterWire(env: Env, c: MagnumClusterObject, version: Microvers
 }
 
 /** The JSON text of a cluster's wire form, from the read model's cache when nothing it depends on changed. */
-export function clusterJson(env: Env, c: MagnumClusterObject, version: Microversion, expand: boolean): string {
+export function clusterJson(
+  env: Env,
+  c: MagnumClusterObject,
+  version: Microversion,
+  expand: boolean,
+): string {
   const base = env.deps.baseUrl();
   const template = env.model.templates.get(c.spec.clusterTemplateId);
   const key = `${c.metadata.resourceVersion}|${env.model.clusterStamp(c.metadata.uid)}|${template?.metadata.resourceVersion ?? '-'}|${atLeast(version, 13) ? 13 : 1}|${base}`;
-  return env.model.cachedJson(c.metadata.uid, expand ? 'full' : 'short', key, () => clusterWire(env, c, version, expand));
+  return env.model.cachedJson(c.metadata.uid, expand ? 'full' : 'short', key, () =>
+    clusterWire(env, c, version, expand),
+  );
 }
 
 const JSON_TYPE = 'application/json; charset=utf-8';
 
-async function listClusters(env: Env, caller: Caller, version: Microversion, query: Query, detail: boolean): Promise<string> {
+async function listClusters(
+  env: Env,
+  caller: Caller,
+  version: Microversion,
+  query: Query,
+  detail: boolean,
+): Promise<string> {
   requireRole(caller, 'reader', detail ? 'cluster:detail' : 'cluster:get_all');
   const q: ListQuery = parseListQuery(query, CLUSTER_SORT_KEYS);
   // Admins list every project's clusters (Magnum's `cluster:get_all_all_projects`).
@@ -92,17 +110,33 @@ async function listClusters(env: Env, caller: Caller, version: Microversion, que
     items = page.map((p) => p.item);
   }
   const clusters = items.map((c) => clusterJson(env, c, version, detail));
-  const next = nextLink(env.deps.baseUrl(), detail ? 'clusters/detail' : 'clusters', q, items.length, items.at(-1)?.metadata.uid);
+  const next = nextLink(
+    env.deps.baseUrl(),
+    detail ? 'clusters/detail' : 'clusters',
+    q,
+    items.length,
+    items.at(-1)?.metadata.uid,
+  );
   return `{"clusters":[${clusters.join(',')}]${next ? `,"next":${JSON.stringify(next)}` : ''}}`;
 }
 
 /** Apply a cluster PATCH (node_count of default-worker, health_status, health_status_reason). */
-async function patchCluster(env: Env, caller: Caller, version: Microversion, ident: string, rawBody: unknown, query: Query): Promise<string> {
+async function patchCluster(
+  env: Env,
+  caller: Caller,
+  version: Microversion,
+  ident: string,
+  rawBody: unknown,
+  query: Query,
+): Promise<string> {
   requireRole(caller, 'member', 'cluster:update');
   const ops = parsePatch(rawBody, 'cluster');
   const rollback = param(query, 'rollback');
   if (rollback !== undefined && !/^(true|false|1|0|yes|no|on|off|t|f|y|n)$/i.test(rollback)) {
-    throw new InputError(`Invalid input for field/attribute rollback: it must be a boolean (got '${rollback}').`, { code: 'Invalid' });
+    throw new InputError(
+      `Invalid input for field/attribute rollback: it must be a boolean (got '${rollback}').`,
+      { code: 'Invalid' },
+    );
   }
   return retryOnConflict(async () => {
     const cluster = await findCluster(env, caller, ident, caller.isAdmin, true);
@@ -129,7 +163,9 @@ async function patchCluster(env: Env, caller: Caller, version: Microversion, ide
       what: 'cluster',
     });
     const changed = changedAttributes(before, after);
-    const refused = changed.filter((k) => !['node_count', 'health_status', 'health_status_reason'].includes(k));
+    const refused = changed.filter(
+      (k) => !['node_count', 'health_status', 'health_status_reason'].includes(k),
+    );
     if (refused.length > 0) {
       throw new InputError(
         `cannot change cluster property(ies) ${refused.join(', ')}: only node_count, health_status and health_status_reason can be updated; use "openstack coe cluster resize" for other node groups and "openstack coe cluster upgrade" to change the template.`,
@@ -144,25 +180,44 @@ async function patchCluster(env: Env, caller: Caller, version: Microversion, ide
     if (healthChanged) {
       const hs = after.health_status;
       if (hs !== null && (typeof hs !== 'string' || !HEALTH.has(hs as HealthStatus))) {
-        throw new InputError(`Invalid input for field/attribute health_status: value should be one of HEALTHY, UNHEALTHY, UNKNOWN (got '${JSON.stringify(hs)}').`, {
-          code: 'Invalid',
-        });
+        throw new InputError(
+          `Invalid input for field/attribute health_status: value should be one of HEALTHY, UNHEALTHY, UNKNOWN (got '${JSON.stringify(hs)}').`,
+          {
+            code: 'Invalid',
+          },
+        );
       }
-      const reason = after.health_status_reason === null ? null : toStringDict(after.health_status_reason, 'health_status_reason');
+      const reason =
+        after.health_status_reason === null
+          ? null
+          : toStringDict(after.health_status_reason, 'health_status_reason');
       next = stamped(
-        { ...next, spec: { ...next.spec, healthStatusOverride: (hs as HealthStatus | null) ?? null, healthStatusReasonOverride: reason } },
+        {
+          ...next,
+          spec: {
+            ...next.spec,
+            healthStatusOverride: (hs as HealthStatus | null) ?? null,
+            healthStatusReasonOverride: reason,
+          },
+        },
         now,
       );
     }
     if (changed.includes('node_count')) {
       const count = after.node_count;
       if (typeof count !== 'number' || !Number.isInteger(count) || count < 0) {
-        throw new InputError(`Invalid input for field/attribute node_count: it must be an integer >= 0 (got '${String(count)}').`, { code: 'Invalid' });
+        throw new InputError(
+          `Invalid input for field/attribute node_count: it must be an integer >= 0 (got '${String(count)}').`,
+          { code: 'Invalid' },
+        );
       }
       if (count === 0 && !atLeast(version, 10)) {
-        throw new InputError('A node_count of 0 is not supported in the requested microversion; it needs 1.10 or later.', {
-          code: 'ZeroNodeCountNotSupported',
-        });
+        throw new InputError(
+          'A node_count of 0 is not supported in the requested microversion; it needs 1.10 or later.',
+          {
+            code: 'ZeroNodeCountNotSupported',
+          },
+        );
       }
       requireStatus(cluster, 'complete', 'Updating');
       const worker = await defaultNodeGroup(env, cluster, 'worker');
@@ -183,15 +238,26 @@ async function patchCluster(env: Env, caller: Caller, version: Microversion, ide
  * the generation; Magnum saves health changes without calling the driver, so when the cluster
  * was idle we record the new generation as observed at once and the status does not move.
  */
-async function acknowledgeHealthOnly(env: Env, before: MagnumClusterObject, saved: MagnumClusterObject): Promise<void> {
+async function acknowledgeHealthOnly(
+  env: Env,
+  before: MagnumClusterObject,
+  saved: MagnumClusterObject,
+): Promise<void> {
   const observed = before.status.observedGeneration ?? 0;
   if (before.metadata.deletionTimestamp || observed < before.metadata.generation) return;
   await retryOnConflict(async () => {
-    const cur = await env.store.get<MagnumClusterObject>(MagnumTypes.Cluster, saved.metadata.namespace, saved.metadata.name);
+    const cur = await env.store.get<MagnumClusterObject>(
+      MagnumTypes.Cluster,
+      saved.metadata.namespace,
+      saved.metadata.name,
+    );
     if (!cur || cur.metadata.uid !== saved.metadata.uid) return;
     if ((cur.status.observedGeneration ?? 0) >= cur.metadata.generation) return;
     if (cur.metadata.generation !== saved.metadata.generation) return; // another operation came in meanwhile
-    await env.store.updateStatus({ ...cur, status: { ...cur.status, observedGeneration: cur.metadata.generation } });
+    await env.store.updateStatus({
+      ...cur,
+      status: { ...cur.status, observedGeneration: cur.metadata.generation },
+    });
   });
 }
 
@@ -202,21 +268,37 @@ async function deleteCluster(env: Env, caller: Caller, ident: string): Promise<v
   const groups = env.model.nodeGroupsOf(cluster.metadata.uid).filter((g) => !g.metadata.deletionTimestamp);
   const now = new Date(env.deps.clock.now()).toISOString();
   const ops: TypedOp[] = [
-    { op: 'delete', type: MagnumTypes.Cluster, namespace: cluster.metadata.namespace, name: cluster.metadata.name, options: { uid: cluster.metadata.uid, now } },
-    ...groups.map(
-      (g: NodeGroupObject): TypedOp => ({ op: 'delete', type: MagnumTypes.NodeGroup, namespace: g.metadata.namespace, name: g.metadata.name, options: { now } }),
-    ),
+    {
+      op: 'delete',
+      type: MagnumTypes.Cluster,
+      namespace: cluster.metadata.namespace,
+      name: cluster.metadata.name,
+      options: { uid: cluster.metadata.uid, now },
+    },
+    ...groups.map((g: NodeGroupObject): TypedOp => ({
+      op: 'delete',
+      type: MagnumTypes.NodeGroup,
+      namespace: g.metadata.namespace,
+      name: g.metadata.name,
+      options: { now },
+    })),
   ];
   try {
     await env.store.commit(ops);
   } catch (err) {
     // a node group may have gone meanwhile; the cluster delete is what matters
     if (!(err instanceof Error && 'status' in err && err.status === 404)) throw err;
-    await env.store.delete(MagnumTypes.Cluster, cluster.metadata.namespace, cluster.metadata.name, { uid: cluster.metadata.uid, now });
+    await env.store.delete(MagnumTypes.Cluster, cluster.metadata.namespace, cluster.metadata.name, {
+      uid: cluster.metadata.uid,
+      now,
+    });
   }
   // A cluster without finalizer (created already failed) is gone now: drop any CA it got.
   if (cluster.metadata.finalizers.length === 0 && env.deps.pki) {
-    await env.deps.pki.deleteCluster({ namespace: cluster.metadata.namespace, name: capiClusterName(cluster) });
+    await env.deps.pki.deleteCluster({
+      namespace: cluster.metadata.namespace,
+      name: capiClusterName(cluster),
+    });
   }
 }
 

@@ -31,7 +31,17 @@ import { z } from 'zod';
 
 /** `/v1/clusters/{cluster}/nodegroups` (≥1.9): list, show, create (202 + full object), PATCH, delete. */
 
-const NG_SORT_KEYS = ['uuid', 'name', 'flavor_id', 'image_id', 'node_count', 'role', 'is_default', 'status', 'stack_id'];
+const NG_SORT_KEYS = [
+  'uuid',
+  'name',
+  'flavor_id',
+  'image_id',
+  'node_count',
+  'role',
+  'is_default',
+  'status',
+  'stack_id',
+];
 const API = '/v1/clusters/{cluster}/nodegroups';
 
 /** Node group names become Kubernetes object names (MachineDeployments): a lowercase RFC 1123 label. */
@@ -42,10 +52,22 @@ function checkCounts(name: string, min: number, count: number, max: number | nul
   const invalid = (attr: string, expl: string) =>
     new ConflictError(`${attr} for ${name} is invalid (${expl}).`, { code: 'NodeGroupInvalidInput' });
   if (max) {
-    if (max < min) throw invalid('max_node_count', `min_node_count (${min}) should be less or equal to max_node_count (${max})`);
-    if (count > max) throw invalid('max_node_count', `node_count (${count}) should be less or equal to max_node_count (${max})`);
+    if (max < min)
+      throw invalid(
+        'max_node_count',
+        `min_node_count (${min}) should be less or equal to max_node_count (${max})`,
+      );
+    if (count > max)
+      throw invalid(
+        'max_node_count',
+        `node_count (${count}) should be less or equal to max_node_count (${max})`,
+      );
   }
-  if (min > count) throw invalid('min_node_count', `min_node_count (${min}) should be less or equal to node_count (${count})`);
+  if (min > count)
+    throw invalid(
+      'min_node_count',
+      `min_node_count (${min}) should be less or equal to node_count (${count})`,
+    );
 }
 
 function checkSize(env: Env, name: string, count: number, max: number | null): void {
@@ -56,7 +78,12 @@ function checkSize(env: Env, name: string, count: number, max: number | null): v
 }
 
 /** The cluster of a nodegroup request: admins see every project for reads only, as Magnum's rules say. */
-async function clusterFor(env: Env, caller: Caller, ident: string, read: boolean): Promise<MagnumClusterObject> {
+async function clusterFor(
+  env: Env,
+  caller: Caller,
+  ident: string,
+  read: boolean,
+): Promise<MagnumClusterObject> {
   return findCluster(env, caller, ident, read && caller.isAdmin, !read);
 }
 
@@ -68,9 +95,12 @@ async function createNodeGroup(env: Env, caller: Caller, version: Microversion, 
   requireRole(caller, 'member', 'nodegroup:create');
   const body = parseBody(NodeGroupCreateSchema, raw, 'nodegroup');
   if (!atLeast(version, 14) && (body.node_labels != null || body.node_taints != null)) {
-    throw new InputError('Unknown attribute for argument nodegroup: node_labels/node_taints need microversion 1.14 or later.', {
-      code: 'UnknownAttribute',
-    });
+    throw new InputError(
+      'Unknown attribute for argument nodegroup: node_labels/node_taints need microversion 1.14 or later.',
+      {
+        code: 'UnknownAttribute',
+      },
+    );
   }
   const cluster = await clusterFor(env, caller, ident, false);
   if (!cluster.status.apiAddress) {
@@ -80,17 +110,30 @@ async function createNodeGroup(env: Env, caller: Caller, version: Microversion, 
     );
   }
   const existing = env.model.nodeGroupsOf(cluster.metadata.uid);
-  if (existing.some((g) => g.spec.name === body.name) || (await env.store.get(MagnumTypes.NodeGroup, cluster.metadata.namespace, nodeGroupStoreName(cluster.metadata.uid, body.name)))) {
-    throw new ConflictError(`A node group with name ${body.name} already exists in the cluster ${cluster.metadata.name}.`, {
-      code: 'NodeGroupAlreadyExists',
-    });
+  if (
+    existing.some((g) => g.spec.name === body.name) ||
+    (await env.store.get(
+      MagnumTypes.NodeGroup,
+      cluster.metadata.namespace,
+      nodeGroupStoreName(cluster.metadata.uid, body.name),
+    ))
+  ) {
+    throw new ConflictError(
+      `A node group with name ${body.name} already exists in the cluster ${cluster.metadata.name}.`,
+      {
+        code: 'NodeGroupAlreadyExists',
+      },
+    );
   }
   const role = body.role ?? 'worker';
   const count = body.node_count ?? 1;
   const min = body.min_node_count ?? 0;
   const max = body.max_node_count ?? null;
   checkCounts(body.name, min, count, max);
-  if (role === 'master') throw new InputError('Creating master nodegroups is currently not supported.', { code: 'CreateMasterNodeGroup' });
+  if (role === 'master')
+    throw new InputError('Creating master nodegroups is currently not supported.', {
+      code: 'CreateMasterNodeGroup',
+    });
   if (!NG_NAME.test(body.name) || body.name.length > 63) {
     throw new InputError(
       `Invalid node group name ${body.name}: use lowercase letters, digits and "-", starting and ending with a letter or digit, at most 63 characters (it names Kubernetes objects).`,
@@ -98,7 +141,8 @@ async function createNodeGroup(env: Env, caller: Caller, version: Microversion, 
     );
   }
   checkSize(env, body.name, count, max);
-  if (cluster.metadata.deletionTimestamp) throw new InputError(`Cluster ${cluster.metadata.name} is being deleted.`, { code: 'NotSupported' });
+  if (cluster.metadata.deletionTimestamp)
+    throw new InputError(`Cluster ${cluster.metadata.name} is being deleted.`, { code: 'NotSupported' });
   const template = env.model.templates.get(cluster.spec.clusterTemplateId);
   const imageId = body.image_id ?? template?.spec.imageId ?? null;
   const flavorId = body.flavor_id ?? cluster.spec.flavorId;
@@ -118,7 +162,14 @@ async function createNodeGroup(env: Env, caller: Caller, version: Microversion, 
       uid,
       labels: { [LABEL_MAGNUM_CLUSTER]: cluster.metadata.uid },
       ownerReferences: [
-        { apiVersion: MAGNUM_API_VERSION, kind: 'Cluster', name: cluster.metadata.name, uid: cluster.metadata.uid, controller: true, blockOwnerDeletion: true },
+        {
+          apiVersion: MAGNUM_API_VERSION,
+          kind: 'Cluster',
+          name: cluster.metadata.name,
+          uid: cluster.metadata.uid,
+          controller: true,
+          blockOwnerDeletion: true,
+        },
       ],
       finalizers: [MAGNUM_FINALIZER],
     },
@@ -137,7 +188,15 @@ async function createNodeGroup(env: Env, caller: Caller, version: Microversion, 
       labels: childLabels(cluster.spec.labels, given, body.merge_labels ?? false),
       isDefault: false,
       ...(body.node_labels ? { nodeLabels: body.node_labels } : {}),
-      ...(body.node_taints ? { nodeTaints: body.node_taints.map((t) => ({ key: t.key, effect: t.effect, ...(t.value != null ? { value: t.value } : {}) })) } : {}),
+      ...(body.node_taints
+        ? {
+            nodeTaints: body.node_taints.map((t) => ({
+              key: t.key,
+              effect: t.effect,
+              ...(t.value != null ? { value: t.value } : {}),
+            })),
+          }
+        : {}),
       id: env.model.nextNodeGroupId(),
     },
     status: {},
@@ -150,15 +209,25 @@ async function createNodeGroup(env: Env, caller: Caller, version: Microversion, 
     return wire(env, created, cluster, version, true);
   } catch (err) {
     if (err instanceof ConflictError && err.code === 'AlreadyExists') {
-      throw new ConflictError(`A node group with name ${body.name} already exists in the cluster ${cluster.metadata.name}.`, {
-        code: 'NodeGroupAlreadyExists',
-      });
+      throw new ConflictError(
+        `A node group with name ${body.name} already exists in the cluster ${cluster.metadata.name}.`,
+        {
+          code: 'NodeGroupAlreadyExists',
+        },
+      );
     }
     throw err;
   }
 }
 
-async function patchNodeGroup(env: Env, caller: Caller, version: Microversion, ident: string, ngIdent: string, raw: unknown) {
+async function patchNodeGroup(
+  env: Env,
+  caller: Caller,
+  version: Microversion,
+  ident: string,
+  ngIdent: string,
+  raw: unknown,
+) {
   requireRole(caller, 'member', 'nodegroup:update');
   const ops = parsePatch(raw, 'nodegroup');
   return retryOnConflict(async () => {
@@ -167,12 +236,32 @@ async function patchNodeGroup(env: Env, caller: Caller, version: Microversion, i
     const before = wire(env, group, cluster, version, true);
     const internal = [
       ...COMMON_INTERNAL,
-      '/name', '/cluster_id', '/docker_volume_size', '/labels', '/flavor_id', '/image_id', '/node_addresses',
-      '/node_count', '/role', '/is_default', '/stack_id', '/status', '/status_reason', '/version', '/merge_labels',
-      '/labels_overridden', '/labels_added', '/labels_skipped',
+      '/name',
+      '/cluster_id',
+      '/docker_volume_size',
+      '/labels',
+      '/flavor_id',
+      '/image_id',
+      '/node_addresses',
+      '/node_count',
+      '/role',
+      '/is_default',
+      '/stack_id',
+      '/status',
+      '/status_reason',
+      '/version',
+      '/merge_labels',
+      '/labels_overridden',
+      '/labels_added',
+      '/labels_skipped',
       ...(atLeast(version, 14) ? [] : ['/node_labels', '/node_taints']),
     ];
-    const after = applyMagnumPatch(before, ops, { internal, nonRemovable: [], literalPaths: ['/node_labels', '/node_taints'], what: 'nodegroup' });
+    const after = applyMagnumPatch(before, ops, {
+      internal,
+      nonRemovable: [],
+      literalPaths: ['/node_labels', '/node_taints'],
+      what: 'nodegroup',
+    });
     const changed = changedAttributes(before, after);
     if (changed.length === 0) return before;
     const parsed = z
@@ -186,9 +275,12 @@ async function patchNodeGroup(env: Env, caller: Caller, version: Microversion, i
     if (!parsed.success) {
       const issue = parsed.error.issues[0]!;
       const field = issue.path.map(String).join('.');
-      throw new InputError(`Invalid input for field/attribute ${field}: ${issue.message.charAt(0).toLowerCase()}${issue.message.slice(1)} (got '${JSON.stringify(after[String(issue.path[0])])}').`, {
-        code: 'Invalid',
-      });
+      throw new InputError(
+        `Invalid input for field/attribute ${field}: ${issue.message.charAt(0).toLowerCase()}${issue.message.slice(1)} (got '${JSON.stringify(after[String(issue.path[0])])}').`,
+        {
+          code: 'Invalid',
+        },
+      );
     }
     const p = parsed.data;
     const s = group.spec;
@@ -197,16 +289,25 @@ async function patchNodeGroup(env: Env, caller: Caller, version: Microversion, i
     checkCounts(s.name, min, s.nodeCount, max);
     if (s.role !== 'master') checkSize(env, s.name, s.nodeCount, max);
     if ((p.node_labels || p.node_taints) && s.role === 'master') {
-      throw new ConflictError(`node_labels and node_taints for ${s.name} are invalid (not supported on master node groups).`, {
-        code: 'NodeGroupInvalidInput',
-      });
+      throw new ConflictError(
+        `node_labels and node_taints for ${s.name} are invalid (not supported on master node groups).`,
+        {
+          code: 'NodeGroupInvalidInput',
+        },
+      );
     }
-    if (group.metadata.deletionTimestamp) throw new InputError(`Node group ${s.name} is being deleted.`, { code: 'NotSupported' });
+    if (group.metadata.deletionTimestamp)
+      throw new InputError(`Node group ${s.name} is being deleted.`, { code: 'NotSupported' });
     requireStatus(group, 'resizable', 'Updating');
     const now = new Date(env.deps.clock.now()).toISOString();
     const update: Partial<NodeGroupSpec> = { minNodeCount: min, maxNodeCount: max };
     if (changed.includes('node_labels')) update.nodeLabels = p.node_labels ?? {};
-    if (changed.includes('node_taints')) update.nodeTaints = (p.node_taints ?? []).map((t) => ({ key: t.key, effect: t.effect, ...(t.value != null ? { value: t.value } : {}) }));
+    if (changed.includes('node_taints'))
+      update.nodeTaints = (p.node_taints ?? []).map((t) => ({
+        key: t.key,
+        effect: t.effect,
+        ...(t.value != null ? { value: t.value } : {}),
+      }));
     const [, saved] = (await env.store.commit([
       { op: 'update', object: withOperation(cluster, 'UPDATE', now) },
       { op: 'update', object: withOperation(group, 'UPDATE', now, update) },
@@ -229,7 +330,14 @@ export function nodeGroupRoutes(app: FastifyInstance, env: Env): void {
       .map((g) => ({ id: g.metadata.uid, wire: wire(env, g, cluster, version, false), item: g }));
     const page = pageOf(groups, { ...q, ...(q.marker ? { marker: normalizeUuid(q.marker) } : {}) });
     if (!page) throw nodeGroupNotFound(q.marker ?? '');
-    const next = nextLink(env.deps.baseUrl(), `clusters/${cluster.metadata.uid}/nodegroups`, q, page.length, page.at(-1)?.id, role ? { role } : {});
+    const next = nextLink(
+      env.deps.baseUrl(),
+      `clusters/${cluster.metadata.uid}/nodegroups`,
+      q,
+      page.length,
+      page.at(-1)?.id,
+      role ? { role } : {},
+    );
     return { nodegroups: page.map((p) => p.wire), ...(next ? { next } : {}) };
   });
 
@@ -245,32 +353,49 @@ export function nodeGroupRoutes(app: FastifyInstance, env: Env): void {
   app.post<{ Params: { ident: string } }>('/clusters/:ident/nodegroups', async (req, reply) => {
     const { caller, version } = stateOf(req);
     requireVersion(version, 9, `POST ${API}`);
-    const out = await retryOnConflict(() => createNodeGroup(env, caller, version, req.params.ident, req.body));
+    const out = await retryOnConflict(() =>
+      createNodeGroup(env, caller, version, req.params.ident, req.body),
+    );
     return reply.code(202).send(out);
   });
 
-  app.patch<{ Params: { ident: string; ng: string } }>('/clusters/:ident/nodegroups/:ng', async (req, reply) => {
-    const { caller, version } = stateOf(req);
-    requireVersion(version, 9, `PATCH ${API}/{nodegroup}`);
-    const out = await patchNodeGroup(env, caller, version, req.params.ident, req.params.ng, req.body);
-    return reply.code(202).send(out);
-  });
+  app.patch<{ Params: { ident: string; ng: string } }>(
+    '/clusters/:ident/nodegroups/:ng',
+    async (req, reply) => {
+      const { caller, version } = stateOf(req);
+      requireVersion(version, 9, `PATCH ${API}/{nodegroup}`);
+      const out = await patchNodeGroup(env, caller, version, req.params.ident, req.params.ng, req.body);
+      return reply.code(202).send(out);
+    },
+  );
 
-  app.delete<{ Params: { ident: string; ng: string } }>('/clusters/:ident/nodegroups/:ng', async (req, reply) => {
-    const { caller, version } = stateOf(req);
-    requireVersion(version, 9, `DELETE ${API}/{nodegroup}`);
-    requireRole(caller, 'member', 'nodegroup:delete');
-    await retryOnConflict(async () => {
-      const cluster = await clusterFor(env, caller, req.params.ident, false);
-      const g = await findNodeGroup(env, cluster, req.params.ng);
-      if (g.spec.isDefault) throw new InputError('Deleting a default nodegroup is not supported.', { code: 'DeletingDefaultNGNotSupported' });
-      const now = new Date(env.deps.clock.now()).toISOString();
-      const ops: TypedOp[] = [
-        { op: 'update', object: withOperation(cluster, 'UPDATE', now) },
-        { op: 'delete', type: MagnumTypes.NodeGroup, namespace: g.metadata.namespace, name: g.metadata.name, options: { uid: g.metadata.uid, now } },
-      ];
-      if (!g.metadata.deletionTimestamp) await env.store.commit(ops);
-    });
-    return reply.code(204).send();
-  });
+  app.delete<{ Params: { ident: string; ng: string } }>(
+    '/clusters/:ident/nodegroups/:ng',
+    async (req, reply) => {
+      const { caller, version } = stateOf(req);
+      requireVersion(version, 9, `DELETE ${API}/{nodegroup}`);
+      requireRole(caller, 'member', 'nodegroup:delete');
+      await retryOnConflict(async () => {
+        const cluster = await clusterFor(env, caller, req.params.ident, false);
+        const g = await findNodeGroup(env, cluster, req.params.ng);
+        if (g.spec.isDefault)
+          throw new InputError('Deleting a default nodegroup is not supported.', {
+            code: 'DeletingDefaultNGNotSupported',
+          });
+        const now = new Date(env.deps.clock.now()).toISOString();
+        const ops: TypedOp[] = [
+          { op: 'update', object: withOperation(cluster, 'UPDATE', now) },
+          {
+            op: 'delete',
+            type: MagnumTypes.NodeGroup,
+            namespace: g.metadata.namespace,
+            name: g.metadata.name,
+            options: { uid: g.metadata.uid, now },
+          },
+        ];
+        if (!g.metadata.deletionTimestamp) await env.store.commit(ops);
+      });
+      return reply.code(204).send();
+    },
+  );
 }

@@ -39,19 +39,26 @@ function quotaWire(q: QuotaObject): Record<string, unknown> {
 
 function checkResource(resource: string): void {
   if (!RESOURCES.includes(resource)) {
-    throw new InputError(`Invalid input for field/attribute resource: value should be one of ${RESOURCES.join(', ')} (got '${resource}').`, {
-      code: 'Invalid',
-    });
+    throw new InputError(
+      `Invalid input for field/attribute resource: value should be one of ${RESOURCES.join(', ')} (got '${resource}').`,
+      {
+        code: 'Invalid',
+      },
+    );
   }
 }
 
 function quotaNotFound(projectId: string, resource: string): NotFoundError {
-  return new NotFoundError(`Quota could not be found: no quota for project ${projectId} and resource ${resource}.`, { code: 'QuotaNotFound' });
+  return new NotFoundError(
+    `Quota could not be found: no quota for project ${projectId} and resource ${resource}.`,
+    { code: 'QuotaNotFound' },
+  );
 }
 
 export function quotaRoutes(app: FastifyInstance, env: Env): void {
   const { store } = env;
-  const load = (projectId: string, resource: string) => store.get<QuotaObject>(MagnumTypes.Quota, projectId, quotaStoreName(projectId, resource));
+  const load = (projectId: string, resource: string) =>
+    store.get<QuotaObject>(MagnumTypes.Quota, projectId, quotaStoreName(projectId, resource));
 
   app.get('/quotas', async (req) => {
     const { caller, version } = stateOf(req);
@@ -60,17 +67,33 @@ export function quotaRoutes(app: FastifyInstance, env: Env): void {
     const query = req.query as Query;
     const q = parseListQuery(query, QUOTA_SORT_KEYS, { markerIsInt: true });
     const allTenants = /^(true|1|yes|on|t|y)$/i.test(param(query, 'all_tenants') ?? '');
-    const r = await store.list<QuotaObject>(MagnumTypes.Quota, allTenants ? {} : { namespace: caller.projectId });
+    const r = await store.list<QuotaObject>(
+      MagnumTypes.Quota,
+      allTenants ? {} : { namespace: caller.projectId },
+    );
     const dir = q.sortDir === 'desc' ? -1 : 1;
     const rows = r.items.map(quotaWire);
-    rows.sort((a, b) => (q.sortKey === 'id' ? (a.id as number) - (b.id as number) : compareValues(a[q.sortKey], b[q.sortKey]) || (a.id as number) - (b.id as number)) * dir);
+    rows.sort(
+      (a, b) =>
+        (q.sortKey === 'id'
+          ? (a.id as number) - (b.id as number)
+          : compareValues(a[q.sortKey], b[q.sortKey]) || (a.id as number) - (b.id as number)) * dir,
+    );
     let start = 0;
     if (q.marker !== undefined) {
       start = rows.findIndex((x) => String(x.id) === q.marker) + 1;
-      if (start === 0) throw new NotFoundError(`Quota ${q.marker} could not be found (marker).`, { code: 'QuotaNotFound' });
+      if (start === 0)
+        throw new NotFoundError(`Quota ${q.marker} could not be found (marker).`, { code: 'QuotaNotFound' });
     }
     const page = rows.slice(start, start + q.limit);
-    const next = nextLink(env.deps.baseUrl(), 'quotas', q, page.length, page.at(-1) ? String(page.at(-1)!.id) : undefined, allTenants ? { all_tenants: 'True' } : {});
+    const next = nextLink(
+      env.deps.baseUrl(),
+      'quotas',
+      q,
+      page.length,
+      page.at(-1) ? String(page.at(-1)!.id) : undefined,
+      allTenants ? { all_tenants: 'True' } : {},
+    );
     return { quotas: page, ...(next ? { next } : {}) };
   });
 
@@ -80,14 +103,23 @@ export function quotaRoutes(app: FastifyInstance, env: Env): void {
     requireRole(caller, 'reader', 'quota:get');
     const { project, resource } = req.params;
     if (!caller.isAdmin && project !== caller.projectId) {
-      throw new NotAllowedError(`Policy doesn't allow quota:get to be performed: only an administrator may read the quota of another project.`, {
-        code: 'PolicyNotAuthorized',
-      });
+      throw new NotAllowedError(
+        `Policy doesn't allow quota:get to be performed: only an administrator may read the quota of another project.`,
+        {
+          code: 'PolicyNotAuthorized',
+        },
+      );
     }
     const row = await load(project, resource);
     if (row) return quotaWire(row);
     checkResource(resource);
-    return { project_id: project, resource, hard_limit: env.deps.policy.defaultClusterQuota, created_at: null, updated_at: null };
+    return {
+      project_id: project,
+      resource,
+      hard_limit: env.deps.policy.defaultClusterQuota,
+      created_at: null,
+      updated_at: null,
+    };
   });
 
   app.post('/quotas', async (req, reply) => {
@@ -97,7 +129,8 @@ export function quotaRoutes(app: FastifyInstance, env: Env): void {
     const body = parseBody(QuotaCreateSchema, req.body, 'quota');
     checkResource(body.resource);
     const project = await env.deps.identity.getProject(body.project_id);
-    if (!project) throw new NotFoundError(`Project ${body.project_id} could not be found.`, { code: 'ProjectNotFound' });
+    if (!project)
+      throw new NotFoundError(`Project ${body.project_id} could not be found.`, { code: 'ProjectNotFound' });
     const all = await store.list<QuotaObject>(MagnumTypes.Quota);
     const id = all.items.reduce((m, x) => Math.max(m, x.spec.id), 0) + 1;
     try {
@@ -120,27 +153,35 @@ export function quotaRoutes(app: FastifyInstance, env: Env): void {
     }
   });
 
-  app.patch<{ Params: { project: string; resource: string } }>('/quotas/:project/:resource', async (req, reply) => {
-    const { caller, version } = stateOf(req);
-    requireVersion(version, 6, 'PATCH /v1/quotas/{project}/{resource}');
-    requireRole(caller, 'admin', 'quota:update');
-    const body = parseBody(QuotaPatchSchema, req.body, 'quota');
-    const { project, resource } = req.params;
-    const row = await load(project, resource);
-    if (!row) throw quotaNotFound(project, resource);
-    const now = new Date(env.deps.clock.now()).toISOString();
-    const saved = await store.update<QuotaObject>(stamped({ ...row, spec: { ...row.spec, hardLimit: body.hard_limit } }, now));
-    return reply.code(202).send(quotaWire(saved));
-  });
+  app.patch<{ Params: { project: string; resource: string } }>(
+    '/quotas/:project/:resource',
+    async (req, reply) => {
+      const { caller, version } = stateOf(req);
+      requireVersion(version, 6, 'PATCH /v1/quotas/{project}/{resource}');
+      requireRole(caller, 'admin', 'quota:update');
+      const body = parseBody(QuotaPatchSchema, req.body, 'quota');
+      const { project, resource } = req.params;
+      const row = await load(project, resource);
+      if (!row) throw quotaNotFound(project, resource);
+      const now = new Date(env.deps.clock.now()).toISOString();
+      const saved = await store.update<QuotaObject>(
+        stamped({ ...row, spec: { ...row.spec, hardLimit: body.hard_limit } }, now),
+      );
+      return reply.code(202).send(quotaWire(saved));
+    },
+  );
 
-  app.delete<{ Params: { project: string; resource: string } }>('/quotas/:project/:resource', async (req, reply) => {
-    const { caller, version } = stateOf(req);
-    requireVersion(version, 6, 'DELETE /v1/quotas/{project}/{resource}');
-    requireRole(caller, 'admin', 'quota:delete');
-    const { project, resource } = req.params;
-    const row = await load(project, resource);
-    if (!row) throw quotaNotFound(project, resource);
-    await store.delete(MagnumTypes.Quota, row.metadata.namespace, row.metadata.name);
-    return reply.code(204).send();
-  });
+  app.delete<{ Params: { project: string; resource: string } }>(
+    '/quotas/:project/:resource',
+    async (req, reply) => {
+      const { caller, version } = stateOf(req);
+      requireVersion(version, 6, 'DELETE /v1/quotas/{project}/{resource}');
+      requireRole(caller, 'admin', 'quota:delete');
+      const { project, resource } = req.params;
+      const row = await load(project, resource);
+      if (!row) throw quotaNotFound(project, resource);
+      await store.delete(MagnumTypes.Quota, row.metadata.namespace, row.metadata.name);
+      return reply.code(204).send();
+    },
+  );
 }

@@ -43,21 +43,27 @@ export function serviceRoutes(app: FastifyInstance, env: Env): void {
     const query = req.query as Query;
     const type = param(query, 'type') ?? 'cluster';
     if (type !== 'cluster') {
-      throw new InputError(`Invalid stats type ${type}. Valid values are: cluster.`, { code: 'InvalidParameterValue' });
+      throw new InputError(`Invalid stats type ${type}. Valid values are: cluster.`, {
+        code: 'InvalidParameterValue',
+      });
     }
     const requested = param(query, 'project_id');
     let project: string | undefined = requested === '' ? undefined : requested;
     if (!caller.isAdmin) {
       if (project !== undefined && project !== caller.projectId) {
-        throw new NotAllowedError(`Policy doesn't allow stats:get_all to be performed: only an administrator may read the statistics of another project.`, {
-          code: 'PolicyNotAuthorized',
-        });
+        throw new NotAllowedError(
+          `Policy doesn't allow stats:get_all to be performed: only an administrator may read the statistics of another project.`,
+          {
+            code: 'PolicyNotAuthorized',
+          },
+        );
       }
       project = caller.projectId;
     }
     const clusters = env.model.clustersOf(project);
     let nodes = 0;
-    for (const c of clusters) for (const g of env.model.nodeGroupsOf(c.metadata.uid)) nodes += g.spec.nodeCount;
+    for (const c of clusters)
+      for (const g of env.model.nodeGroupsOf(c.metadata.uid)) nodes += g.spec.nodeCount;
     return { clusters: clusters.length, nodes };
   });
 }

@@ -52,9 +52,12 @@ const EDITABLE_WHEN_REFERENCED = new Set(['name', 'public', 'hidden', 'tags']);
 const READ_ONLY = ['uuid', 'links', 'created_at', 'updated_at', 'project_id', 'user_id'];
 
 function publishDenied(): NotAllowedError {
-  return new NotAllowedError('Not authorized to set public or hidden flag for cluster template: only an administrator may publish or hide templates.', {
-    code: 'ClusterTemplatePublishDenied',
-  });
+  return new NotAllowedError(
+    'Not authorized to set public or hidden flag for cluster template: only an administrator may publish or hide templates.',
+    {
+      code: 'ClusterTemplatePublishDenied',
+    },
+  );
 }
 
 /** Templates the caller may change: their project's (admins: any). */
@@ -78,8 +81,17 @@ export function templateRoutes(app: FastifyInstance, env: Env): void {
       .filter((t) => templateVisible(t, caller))
       .map((t) => ({ id: t.metadata.uid, wire: templateToWire(t, base), item: t }));
     const page = pageOf(visible, q);
-    if (!page) throw new InputError(`ClusterTemplate ${q.marker} could not be found (marker).`, { code: 'ClusterTemplateNotFound' });
-    const next = nextLink(base, detail ? 'clustertemplates/detail' : 'clustertemplates', q, page.length, page.at(-1)?.id);
+    if (!page)
+      throw new InputError(`ClusterTemplate ${q.marker} could not be found (marker).`, {
+        code: 'ClusterTemplateNotFound',
+      });
+    const next = nextLink(
+      base,
+      detail ? 'clustertemplates/detail' : 'clustertemplates',
+      q,
+      page.length,
+      page.at(-1)?.id,
+    );
     return { clustertemplates: page.map((p) => p.wire), ...(next ? { next } : {}) };
   };
 
@@ -99,7 +111,12 @@ export function templateRoutes(app: FastifyInstance, env: Env): void {
     requireRole(caller, 'member', 'clustertemplate:create');
     const body = parseBody(TemplateCreateSchema, req.body, 'cluster template');
     if ((body.public === true || body.hidden === true) && !caller.isAdmin) throw publishDenied();
-    const spec = templateSpecFromBody(body, caller.userId, env.deps.policy, body.name ?? generateName('template'));
+    const spec = templateSpecFromBody(
+      body,
+      caller.userId,
+      env.deps.policy,
+      body.name ?? generateName('template'),
+    );
     const facts = await checkResources(env.deps.cloud, caller, {
       image: spec.imageId,
       flavor: spec.flavorId,
@@ -164,9 +181,15 @@ export function templateRoutes(app: FastifyInstance, env: Env): void {
         );
       }
     }
-    const spec: ClusterTemplateSpec = templateSpecFromBody(body, t.spec.userId, env.deps.policy, body.name ?? templateName(t));
+    const spec: ClusterTemplateSpec = templateSpecFromBody(
+      body,
+      t.spec.userId,
+      env.deps.policy,
+      body.name ?? templateName(t),
+    );
     // cluster_distro comes from the image; it follows an image change unless set explicitly
-    if (!changed.includes('cluster_distro')) spec.clusterDistro = changed.includes('image_id') ? spec.clusterDistro : t.spec.clusterDistro;
+    if (!changed.includes('cluster_distro'))
+      spec.clusterDistro = changed.includes('image_id') ? spec.clusterDistro : t.spec.clusterDistro;
     const touched = (k: string) => changed.includes(k);
     const facts = await checkResources(env.deps.cloud, caller, {
       ...(touched('image_id') ? { image: spec.imageId } : {}),
@@ -177,7 +200,8 @@ export function templateRoutes(app: FastifyInstance, env: Env): void {
       ...(touched('fixed_network') ? { fixedNetwork: spec.fixedNetwork } : {}),
       ...(touched('fixed_subnet') ? { fixedSubnet: spec.fixedSubnet } : {}),
     });
-    if (touched('image_id') && !touched('cluster_distro') && facts.osDistro) spec.clusterDistro = facts.osDistro;
+    if (touched('image_id') && !touched('cluster_distro') && facts.osDistro)
+      spec.clusterDistro = facts.osDistro;
     const now = new Date(env.deps.clock.now()).toISOString();
     const saved = await env.store.update<ClusterTemplateObject>(stamped({ ...t, spec }, now));
     return templateToWire(saved, base);
@@ -188,7 +212,9 @@ export function templateRoutes(app: FastifyInstance, env: Env): void {
     const t = findTemplate(env, caller, req.params.ident);
     requireOwnership(t, caller, 'clustertemplate:delete');
     if (env.model.clustersUsingTemplate(t.metadata.uid) > 0) {
-      throw new InputError(`ClusterTemplate ${t.metadata.uid} is referenced by one or multiple clusters.`, { code: 'ClusterTemplateReferenced' });
+      throw new InputError(`ClusterTemplate ${t.metadata.uid} is referenced by one or multiple clusters.`, {
+        code: 'ClusterTemplateReferenced',
+      });
     }
     await env.store.delete(MagnumTypes.ClusterTemplate, t.metadata.namespace, t.metadata.name);
     return reply.code(204).send();

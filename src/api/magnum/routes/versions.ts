@@ -10,7 +10,8 @@ const COLLECTIONS = ['clustertemplates', 'clusters', 'quotas', 'certificates', '
 export function rootDocument(base: string) {
   return {
     name: 'OpenStack Magnum API',
-    description: 'Container Infrastructure Management API: Kubernetes clusters as a service, served by Magnetar.',
+    description:
+      'Container Infrastructure Management API: Kubernetes clusters as a service, served by Magnetar.',
     versions: [
       {
         id: 'v1',
