@@ -39,6 +39,8 @@ export class MagnumReadModel {
   /** Every feed entry up to here is applied (0: nothing loaded yet). */
   private revision = 0;
   private running: Promise<void> | undefined;
+  private headInFlight: Promise<number> | undefined;
+  private headNext: Promise<number> | undefined;
   private maxNodeGroupId = 0;
 
   constructor(private readonly store: ObjectStore) {}
@@ -57,7 +59,7 @@ export class MagnumReadModel {
    * It waits only for writes that finished before it was called, however busy other writers are.
    */
   async ensureFresh(): Promise<void> {
-    const head = await this.store.currentRevision();
+    const head = await this.readHead();
     while (this.revision === 0 || this.revision < head) {
       if (!this.running) {
         this.running = this.catchUp().finally(() => {
@@ -66,6 +68,28 @@ export class MagnumReadModel {
       }
       await this.running;
     }
+  }
+
+  /**
+   * The store's head revision, read by a query that started after this call. Concurrent callers
+   * share queries: while one is in flight, later callers all wait for the next one (a query that
+   * started earlier could miss a write that finished just before they arrived), so a busy API
+   * server makes at most one head read at a time instead of one per request.
+   */
+  private readHead(): Promise<number> {
+    if (!this.headInFlight) {
+      this.headInFlight = this.store.currentRevision().finally(() => {
+        this.headInFlight = undefined;
+      });
+      return this.headInFlight;
+    }
+    this.headNext ??= this.headInFlight
+      .catch(() => undefined)
+      .then(() => {
+        this.headNext = undefined;
+        return this.readHead();
+      });
+    return this.headNext;
   }
 
   /** Bring the projection up to the store's current head. */
