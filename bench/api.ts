@@ -5,6 +5,8 @@ import { join } from 'node:path';
 import { parse as parseYaml } from 'yaml';
 import { testConfig } from '../src/cli/load-config.ts';
 import { startMagnetar, type Magnetar } from '../src/main.ts';
+import { PostgresStore } from '../src/store/index.ts';
+import { randomBytes } from 'node:crypto';
 
 /**
  * API benchmark: token issue, cluster page, cluster show with 1000 clusters stored, template
@@ -71,7 +73,10 @@ async function benchEngine(engine: 'sqlite' | 'postgres', storeUrl: string | und
     dataDir,
     store: engine === 'sqlite' ? { engine, url: 'bench.sqlite' } : { engine, url: storeUrl! },
   });
-  const m = await startMagnetar({ config, controllers: false, logger: false });
+  // PostgreSQL: a schema of its own, so the run starts from an empty store and bootstraps afresh.
+  const schema = `bench_${randomBytes(4).toString('hex')}`;
+  const pgStore = engine === 'postgres' ? await PostgresStore.connect({ url: storeUrl!, schema }) : undefined;
+  const m = await startMagnetar({ config, controllers: false, logger: false, store: pgStore });
   try {
     const clouds = (
       parseYaml(readFileSync(join(dataDir, 'clouds.yaml'), 'utf8')) as { clouds: Record<string, CloudEntry> }
@@ -183,7 +188,7 @@ async function benchEngine(engine: 'sqlite' | 'postgres', storeUrl: string | und
       }),
     );
 
-    if (engine === 'sqlite' && SOAK_SECONDS > 0) {
+    if (SOAK_SECONDS > 0) {
       const samples: number[] = [];
       const timer = setInterval(() => samples.push(process.memoryUsage().rss), 5000);
       const r = await run({
@@ -203,6 +208,14 @@ async function benchEngine(engine: 'sqlite' | 'postgres', storeUrl: string | und
     }
   } finally {
     await m.close();
+    if (pgStore) {
+      await pgStore.close();
+      const { default: pg } = await import('pg');
+      const client = new pg.Client({ connectionString: storeUrl });
+      await client.connect();
+      await client.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`);
+      await client.end();
+    }
     rmSync(dataDir, { recursive: true, force: true });
   }
 }
