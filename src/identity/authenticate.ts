@@ -2,7 +2,7 @@ import { AuthenticationError, InputError, NotAllowedError } from '../domain/inde
 import type { IdentityCore } from './core.ts';
 import type { DomainSpec, ProjectSpec, UserSpec } from './kinds.ts';
 import { directRoleIds } from './roles.ts';
-import { newAuditId, verifySecret } from './secrets.ts';
+import { newAuditId } from './secrets.ts';
 import type { TokenScope } from './token-codec.ts';
 import { mintToken, resolveToken, type ResolvedToken } from './tokens.ts';
 import type { IdentityView, Rec } from './view.ts';
@@ -131,7 +131,7 @@ export async function authenticate(core: IdentityCore, req: AuthRequest): Promis
   switch (id.method) {
     case 'password': {
       const user = findUser(view, id.user);
-      const ok = await verifySecret(id.password, user?.spec.passwordHash, core.scryptCost);
+      const ok = await core.secrets.verify(id.password, user?.spec.passwordHash);
       if (!user || !ok) throw badCredentials();
       checkEnabled(user, view);
       return issue(core, user, resolveScope(core, user, req.scope), {
@@ -148,7 +148,7 @@ export async function authenticate(core: IdentityCore, req: AuthRequest): Promis
           ? [...view.appCreds.values()].find((c) => c.spec.userId === owner.id && c.spec.name === id.name)
           : undefined;
       }
-      const ok = await verifySecret(id.secret, cred?.spec.secretHash, core.scryptCost);
+      const ok = await core.secrets.verify(id.secret, cred?.spec.secretHash);
       if (!cred || !ok) throw badCredentials();
       if (cred.spec.expiresAtMs !== null && now >= cred.spec.expiresAtMs) {
         throw new AuthenticationError(

@@ -3,6 +3,7 @@ import type { ObjectStore, WriteOp } from '../store/index.ts';
 import type { ServiceCatalog } from './catalog.ts';
 import { claimName, IDENTITY_API_VERSION, identityType, type IdentityKind } from './kinds.ts';
 import type { ScryptCost } from './secrets.ts';
+import type { SecretVerifier } from './secret-verifier.ts';
 import type { IdentityView } from './view.ts';
 
 /** What every identity operation works with. Built once by {@link LocalIdentity}. */
@@ -16,6 +17,8 @@ export interface IdentityCore {
   baseUrl: () => string;
   tokenTtlMs: number;
   scryptCost: ScryptCost;
+  /** Checks passwords and application-credential secrets at login. */
+  secrets: SecretVerifier;
   /** Name of Magnetar's own service user (protected from deletion and disabling). */
   serviceUserName: string;
 }

@@ -20,6 +20,7 @@ import { SIGNING_KEY_NAME, type ProjectSpec } from './kinds.ts';
 import { notFound } from './policy.ts';
 import { Projects } from './projects.ts';
 import { DEFAULT_SCRYPT_COST, newAuditId, type ScryptCost } from './secrets.ts';
+import { SecretVerifier } from './secret-verifier.ts';
 import { newSigningKey } from './token-codec.ts';
 import {
   authContextOf,
@@ -105,6 +106,7 @@ export class LocalIdentity implements MagnetarIdentity {
     const clock = options.clock ?? systemClock;
     const logger = options.logger ?? silentLogger;
     const view = new IdentityView(options.store, clock, logger, options.maxStalenessMs ?? 1000);
+    const scryptCost = options.scryptCost ?? DEFAULT_SCRYPT_COST;
     const core: IdentityCore = {
       store: options.store,
       view,
@@ -113,7 +115,8 @@ export class LocalIdentity implements MagnetarIdentity {
       catalog: new ServiceCatalog(options.region ?? 'RegionOne'),
       baseUrl: options.baseUrl,
       tokenTtlMs: (options.tokenTtlSeconds ?? 3600) * 1000,
-      scryptCost: options.scryptCost ?? DEFAULT_SCRYPT_COST,
+      scryptCost,
+      secrets: new SecretVerifier(scryptCost, clock),
       serviceUserName: BOOTSTRAP.serviceUser,
     };
     await view.start();
