@@ -3,6 +3,7 @@ import type { CloudClients } from '../cloud/index.ts';
 import type { KubeadmMaterial } from '../workload/index.ts';
 import type { ApiObject } from '../domain/index.ts';
 import type { ObjectStore } from '../store/index.ts';
+import type { BackupDeps } from './backup/backup-deps.ts';
 
 /**
  * Everything the provisioning controllers use besides the store: cloud clients per project,
@@ -32,6 +33,11 @@ export interface ControllerDeps {
    * look the keypair up as their own identity.
    */
   userKeypair?: (projectId: string, userId: string, name: string) => Promise<string | undefined>;
+  /**
+   * etcd backups (snapshots, schedules, restores, the snapshot before upgrades and control-plane
+   * scale-downs). Without it no backup controller runs and upgrades take no snapshot.
+   */
+  backup?: BackupDeps;
 }
 
 /** The part of the cluster PKI the controllers use. */

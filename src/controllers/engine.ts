@@ -2,6 +2,7 @@ import { createEnv, type Env } from './common/env.ts';
 import type { Reconciler } from './common/runtime-types.ts';
 import { clusterReconciler } from './cluster/cluster-controller.ts';
 import type { ControllerDeps } from './deps.ts';
+import { backupReconciler, backupScheduleReconciler } from './backup/index.ts';
 import { kubeadmConfigReconciler } from './kubeadm-config/kubeadm-config-controller.ts';
 import { kcpReconciler } from './kubeadm-control-plane/kcp-controller.ts';
 import { machineDeploymentReconciler } from './machine-deployment/md-controller.ts';
@@ -45,6 +46,9 @@ export function createEngine(deps: ControllerDeps): Controllers {
       kubeadmConfigReconciler(env),
       openStackMachineReconciler(env),
       machineHealthCheckReconciler(env),
+      ...(deps.backup
+        ? [backupReconciler(env, deps.backup), backupScheduleReconciler(env, deps.backup)]
+        : []),
     ],
   };
 }

@@ -10,3 +10,11 @@ export {
   type WorkloadNode,
 } from './deps.ts';
 export { createServiceClouds, type ServiceClouds, type ServiceCloudsOptions } from './service-clouds.ts';
+export {
+  emulatedSnapshotter,
+  unavailableSnapshotter,
+  etcdSnapshotJob,
+  type BackupDeps,
+  type EtcdSnapshotter,
+  type SnapshotTarget,
+} from './backup/index.ts';

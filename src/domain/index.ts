@@ -12,3 +12,4 @@ export * from './capi.ts';
 export * from './capi-schemas.ts';
 export * from './policy.ts';
 export * from './kube/index.ts';
+export * from './backup.ts';

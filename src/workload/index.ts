@@ -45,3 +45,20 @@ export {
   WORKLOAD_CLUSTER_LABEL,
   WORKLOAD_NAMESPACE_LABEL,
 } from './emulator/persisted-objects.ts';
+export {
+  takeEmulatedSnapshot,
+  emulatedSnapshotStatus,
+  restoreEmulatedSnapshot,
+  EMULATED_SNAPSHOT_FORMAT,
+  type EmulatedSnapshot,
+  type SnapshotClusterRef,
+} from './snapshot/emulated-etcd.ts';
+export {
+  BackupKeys,
+  SnapshotIntegrityError,
+  decryptSnapshot,
+  encryptSnapshot,
+  readSnapshotHeader,
+  sha256Checksum,
+  type SnapshotHeader,
+} from './snapshot/snapshot-crypto.ts';

@@ -19,6 +19,7 @@ import {
 } from './microversion.ts';
 import { MagnumReadModel } from './read-model.ts';
 import { TypedStore } from './typed-store.ts';
+import { backupRoutes } from './backup-routes.ts';
 import { certificateRoutes } from './routes/certificates.ts';
 import { clusterActionRoutes } from './routes/cluster-actions.ts';
 import { clusterRoutes } from './routes/clusters.ts';
@@ -110,6 +111,7 @@ export function magnumRoutes(deps: MagnumApiDeps): FastifyPluginAsync {
         certificateRoutes(v1, env);
         quotaRoutes(v1, env);
         serviceRoutes(v1, env);
+        backupRoutes(v1, env);
       },
       { prefix: '/v1' },
     );

@@ -21,6 +21,7 @@ import { shortHash } from '../common/hash.ts';
 import type { ObjectRef, ReconcileContext, ReconcileResult, Reconciler } from '../common/runtime-types.ts';
 import { deleteObject, iso, removeFinalizer, writeObject, writeStatus } from '../common/writes.ts';
 import { machineMatchesNode } from '../machine-set/ms-deletion.ts';
+import { preChangeSnapshot } from '../backup/pre-change-snapshot.ts';
 import { applyObject } from './magnum-apply.ts';
 import { checkReferences, ensureKeypairCopy } from './magnum-checks.ts';
 import { reconcileMagnumDelete } from './magnum-delete.ts';
@@ -153,6 +154,27 @@ async function reconcileMagnum(
     if (problem) {
       await failOperations(env, ctx, mc, pending, problem);
       return;
+    }
+  }
+
+  // An upgrade or a control-plane scale-down waits for its etcd snapshot (ADR 0005).
+  if (busy) {
+    const master = groups.find((g) => isMaster(g));
+    const snap = await preChangeSnapshot(store, env.deps.backup, {
+      cluster: mc,
+      kcp: view.kcp,
+      version,
+      masterCount: master?.spec.nodeCount,
+      operationKey: pending.key,
+      now,
+    });
+    if (snap.action === 'fail') {
+      await failOperations(env, ctx, mc, pending, snap.reason);
+      return;
+    }
+    if (snap.action === 'wait') {
+      await writeStatus(store, mc, { ...mc.status, reason: snap.reason });
+      return { requeueAfterMs: 1000 };
     }
   }
 
@@ -302,7 +324,8 @@ async function applyAll(
     }
   }
 
-  await applyObject(store, desired.controlPlane);
+  // `rollout` is kept: a restore sets `rollout.after` to rebuild the control plane from a snapshot.
+  await applyObject(store, desired.controlPlane, { keep: ['rollout'] });
   // Workers follow the control plane: while it is not yet at the new version, a deployment keeps
   // its machine template (only its size changes).
   const cpReady = controlPlaneAt(view, version);

@@ -5,7 +5,15 @@ import { MAX_VERSION, MIN_VERSION, formatVersion } from '../microversion.ts';
 /** Magnum's public version documents: `GET /` (for API clients) and `GET /v1`. */
 
 /** Collections listed by `GET /v1`. */
-const COLLECTIONS = ['clustertemplates', 'clusters', 'quotas', 'certificates', 'mservices', 'stats'];
+const COLLECTIONS = [
+  'clustertemplates',
+  'clusters',
+  'quotas',
+  'certificates',
+  'mservices',
+  'stats',
+  'backups',
+];
 
 export function rootDocument(base: string) {
   return {
