@@ -279,6 +279,17 @@ export async function startMagnetar(options: StartOptions): Promise<Magnetar> {
       resyncMs: config.controllers.resyncSeconds * 1000,
       leaseTtlMs: config.controllers.leaseTtlSeconds * 1000,
     });
+    const backupDeps = async () => {
+      const { BackupKeys } = await import('./workload/index.ts');
+      const { emulatedSnapshotter, unavailableSnapshotter } = await import('./controllers/index.ts');
+      const { defaultBackupPolicy } = await import('./domain/index.ts');
+      return {
+        policy: defaultBackupPolicy,
+        keys: new BackupKeys(store, controllerKey(config.dataDir)),
+        snapshotter:
+          config.cloud.mode === 'embedded' ? emulatedSnapshotter(store) : unavailableSnapshotter(),
+      };
+    };
     const reconcilers = createControllers({
       store,
       cloud: (projectId) => clouds.cloud(projectId),
@@ -290,6 +301,8 @@ export async function startMagnetar(options: StartOptions): Promise<Magnetar> {
       log: silentLogger,
       region: config.region,
       settings: { endpointAnnotationOnly: config.cloud.mode === 'embedded' },
+      // etcd backups (docs/adr): snapshots, schedules, restores, pre-upgrade snapshots.
+      backup: await backupDeps(),
     });
     for (const r of reconcilers) manager.register(r);
     await manager.start();
