@@ -10,6 +10,7 @@ export {
   type KeystoneIdentityOptions,
   type KeystoneServiceAuth,
 } from './keystone-identity.ts';
+export { publishToKeystone, type KeystoneCall, type PublishedService } from './keystone-catalog.ts';
 export {
   ServiceCatalog,
   PROJECT_ID_TEMPLATE,

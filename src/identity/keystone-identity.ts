@@ -8,6 +8,7 @@ import {
   type ProjectInfo,
 } from '../domain/index.ts';
 import type { ServiceRegistration } from './catalog.ts';
+import { publishToKeystone, type PublishedService } from './keystone-catalog.ts';
 import type { MagnetarIdentity, ServiceToken } from './provider.ts';
 
 /** How Magnetar's service user logs in to the external Keystone. */
@@ -62,6 +63,9 @@ const ProjectShape = z.object({
   enabled: z.boolean().default(true),
 });
 
+/** Attempts of a call Keystone's connection dropped (safe calls only). */
+const KEYSTONE_ATTEMPTS = 4;
+
 interface Cached<T> {
   value: T;
   untilMs: number;
@@ -71,8 +75,8 @@ interface Cached<T> {
  * Identity backed by an external Keystone (`identity.mode: keystone`): tokens are validated
  * with `GET /v3/auth/tokens` using Magnetar's service token, and cached briefly. The
  * service-account flag is read from the user's `service_account` attribute. The catalog is
- * the external Keystone's: {@link registerService} only records what Magnetar would publish,
- * for the operator to register there.
+ * the external Keystone's: {@link registerService} records what Magnetar publishes, and
+ * {@link publishCatalog} writes it there (idempotent, at start, with admin credentials).
  */
 export class KeystoneIdentity implements MagnetarIdentity {
   readonly mode = 'keystone' as const;
@@ -106,31 +110,78 @@ export class KeystoneIdentity implements MagnetarIdentity {
     this.registrations.push(reg);
   }
 
+  /**
+   * Publish the recorded registrations of these service types (default: `container-infra`, the
+   * Magnum API) in the external Keystone's catalog, idempotently (see {@link publishToKeystone}).
+   * The service user needs the admin role in its project to write the catalog.
+   */
+  async publishCatalog(region: string, types: readonly string[] = ['container-infra']): Promise<PublishedService[]> {
+    return publishToKeystone(
+      (method, path, body, options) => this.asServiceCall(method, path, body, options),
+      this.registrations.filter((r) => types.includes(r.type)),
+      region,
+    );
+  }
+
   async close(): Promise<void> {
     this.tokens.clear();
   }
 
-  private async request(
+  /**
+   * One call to Keystone. A connection Keystone drops (it closes reused keep-alive connections
+   * now and then) is retried when the call is safe to repeat: reads, token requests, and
+   * writes the caller marks `idempotent`.
+   */
+  async request(
     path: string,
-    init: { method?: string; headers?: Record<string, string>; body?: unknown },
+    init: { method?: string; headers?: Record<string, string>; body?: unknown; idempotent?: boolean },
   ): Promise<Response> {
-    try {
-      return await fetch(`${this.v3}${path}`, {
-        method: init.method ?? 'GET',
-        headers: {
-          accept: 'application/json',
-          ...(init.body ? { 'content-type': 'application/json' } : {}),
-          ...init.headers,
-        },
-        ...(init.body ? { body: JSON.stringify(init.body) } : {}),
-        signal: AbortSignal.timeout(this.timeoutMs),
-      });
-    } catch (err) {
-      throw new UnavailableError(`The identity service at ${this.v3} cannot be reached.`, {
-        code: 'KeystoneUnreachable',
-        cause: err,
-      });
+    const method = init.method ?? 'GET';
+    const repeatable =
+      init.idempotent ?? (['GET', 'HEAD', 'PUT', 'DELETE'].includes(method) || path.startsWith('/auth/tokens'));
+    for (let attempt = 1; ; attempt++) {
+      try {
+        return await fetch(`${this.v3}${path}`, {
+          method,
+          headers: {
+            accept: 'application/json',
+            ...(init.body ? { 'content-type': 'application/json' } : {}),
+            ...init.headers,
+          },
+          ...(init.body ? { body: JSON.stringify(init.body) } : {}),
+          signal: AbortSignal.timeout(this.timeoutMs),
+        });
+      } catch (err) {
+        const timedOut = err instanceof Error && err.name === 'TimeoutError';
+        if (repeatable && !timedOut && attempt < KEYSTONE_ATTEMPTS) continue;
+        throw new UnavailableError(`The identity service at ${this.v3} cannot be reached.`, {
+          code: 'KeystoneUnreachable',
+          cause: err,
+        });
+      }
     }
+  }
+
+  /** A call with the service token (renewed once on 401), for catalog registration. */
+  async asServiceCall(
+    method: string,
+    path: string,
+    body?: unknown,
+    options: { idempotent?: boolean } = {},
+  ): Promise<Response> {
+    const send = async (token: string) =>
+      this.request(path, {
+        method,
+        headers: { 'x-auth-token': token },
+        ...(body === undefined ? {} : { body }),
+        ...(options.idempotent === undefined ? {} : { idempotent: options.idempotent }),
+      });
+    let res = await send(await this.service());
+    if (res.status === 401) {
+      await res.body?.cancel();
+      res = await send(await this.service(true));
+    }
+    return res;
   }
 
   private authBody(projectId?: string): unknown {
