@@ -286,7 +286,7 @@ export async function leftovers(h: Harness): Promise<Record<string, number>> {
     for (const r of g.rules) defaults.add(r.id);
   }
   const out: Record<string, unknown[]> = {};
-  // etcd backups are kept after a cluster is deleted, on purpose (ADR 0005): not a leak.
+  // etcd backups are kept after a cluster is deleted, on purpose (ADR 0007): not a leak.
   const backup = (k: string, i: { name: string }) =>
     (k === 'Container' && i.name === defaultBackupPolicy.container) ||
     (k === 'StoredObject' && i.name.endsWith('.etcd-snapshot.enc'));

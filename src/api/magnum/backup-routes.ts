@@ -28,7 +28,7 @@ import { retryOnConflict } from './writes.ts';
  * etcd backups, a Magnetar extension beside the Magnum v1 API (same token, policy and error
  * shape): `/v1/clusters/{cluster}/backups` (POST on demand, GET list), `/{backup}` (GET, DELETE),
  * `/{backup}/actions/restore` (POST), and `/v1/backups` (every backup of the project, also of
- * deleted clusters) with `/v1/backups/{backup}` (GET, DELETE). See docs/adr/0005-etcd-backups.md.
+ * deleted clusters) with `/v1/backups/{backup}` (GET, DELETE). See docs/adr/0007-etcd-backups.md.
  */
 export function backupRoutes(
   app: FastifyInstance,
@@ -210,11 +210,9 @@ export function backupRoutes(
           userId: caller.userId,
         };
         const stored = await raw.update<BackupObject>({ ...b, spec: { ...b.spec, restore: request } });
-        return { stored, request };
+        return { stored };
       });
-      return reply
-        .code(202)
-        .send({ ...backupView(result.stored, base()), restore_request_id: result.request.requestId });
+      return reply.code(202).send(backupView(result.stored, base()));
     },
   );
 }

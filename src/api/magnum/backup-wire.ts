@@ -26,13 +26,33 @@ export function backupView(b: BackupObject, base: string) {
     created_at: b.metadata.creationTimestamp,
     completed_at: s.completedAt ?? null,
     verified_at: s.verifiedAt ?? null,
-    restore_status: s.restore?.phase ?? (b.spec.restore ? 'RESTORE_IN_PROGRESS' : null),
-    restore_status_reason: s.restore?.reason ?? null,
-    restored_at: s.restore?.finishedAt ?? null,
+    ...restoreView(b),
     links: [
       { href: `${base}/v1/clusters/${b.spec.clusterUid}/backups/${b.metadata.uid}`, rel: 'self' },
       { href: `${base}/clusters/${b.spec.clusterUid}/backups/${b.metadata.uid}`, rel: 'bookmark' },
     ],
+  };
+}
+
+/** The last restore: a request the controller has not taken up yet counts as in progress. */
+function restoreView(b: BackupObject) {
+  const req = b.spec.restore;
+  const s = b.status.restore;
+  if (req && s?.requestId !== req.requestId) {
+    return {
+      restore_status: 'RESTORE_IN_PROGRESS',
+      restore_status_reason: 'Restore requested',
+      restore_request_id: req.requestId,
+      restore_cluster_uuid: req.targetClusterUid,
+      restored_at: null,
+    };
+  }
+  return {
+    restore_status: s?.phase ?? null,
+    restore_status_reason: s?.reason ?? null,
+    restore_request_id: s?.requestId ?? null,
+    restore_cluster_uuid: s?.targetClusterUid ?? null,
+    restored_at: s?.finishedAt ?? null,
   };
 }
 

@@ -65,7 +65,7 @@ export function emulatedSnapshotter(store: ObjectStore): EtcdSnapshotter {
 export function unavailableSnapshotter(): EtcdSnapshotter {
   const no = (): never => {
     throw new UnavailableError(
-      'etcd snapshots of clusters on an external cloud need the snapshot Job (docs/adr/0005-etcd-backups.md), which this version does not run',
+      'etcd snapshots of clusters on an external cloud need the snapshot Job (docs/adr/0007-etcd-backups.md), which this version does not run',
     );
   };
   return { take: async () => no(), check: () => no(), restore: async () => no() };

@@ -157,7 +157,7 @@ async function reconcileMagnum(
     }
   }
 
-  // An upgrade or a control-plane scale-down waits for its etcd snapshot (ADR 0005).
+  // An upgrade or a control-plane scale-down waits for its etcd snapshot (ADR 0007).
   if (busy) {
     const master = groups.find((g) => isMaster(g));
     const snap = await preChangeSnapshot(store, env.deps.backup, {
