@@ -10,6 +10,7 @@ import {
   type IdentityProvider,
   type IncludeObject,
   type LabelSelector,
+  type OperatorPolicy,
 } from '../../domain/index.ts';
 import type { ObjectStore } from '../../store/index.ts';
 import { authenticate } from './access.ts';
@@ -28,6 +29,11 @@ export interface KubeRoutesDeps {
    * (e.g. a TLS front when the server itself speaks plain HTTP). @default `<base>/k8s`, system CAs
    */
   endpoint?: () => { server: string; caPem?: string };
+  /**
+   * The operator's rules (workers per node group, odd masters) applied to replicas written
+   * through kubectl. @default defaultPolicy
+   */
+  policy?: OperatorPolicy;
 }
 
 /** Query parameters of list, watch and write requests. */

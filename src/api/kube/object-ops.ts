@@ -4,6 +4,7 @@ import {
   applyPatch,
   buildTable,
   ConflictError,
+  defaultPolicy,
   isMagnetarError,
   matchesFieldSelector,
   patchTypeOf,
@@ -17,6 +18,15 @@ import type { KubeRoutesDeps, KubeQuery } from './context.ts';
 import { newObject, nameProblems, parseBody, toWire, updatedObject, type Body } from './objects.ts';
 import { printerOf } from './printers.ts';
 import type { KubeResource } from './resources.ts';
+import { expandMachine, keepExpandedRefs, namesTemplates } from './machine-templates.ts';
+import {
+  admitMagnumDelete,
+  admitMagnumUpdate,
+  checkCreate,
+  magnumClusterOf,
+  resizeThroughMagnum,
+  sizeProblems,
+} from './magnum-owned.ts';
 import { alreadyExists, badRequest, conflict, invalid, notFound, unsupportedMediaType } from './status.ts';
 
 /**
@@ -98,8 +108,15 @@ export async function getObject(
   return obj;
 }
 
-function checkSpec(r: KubeResource, name: string, spec: unknown, previous?: unknown): void {
+function checkSpec(
+  deps: KubeRoutesDeps,
+  r: KubeResource,
+  name: string,
+  spec: unknown,
+  previous?: unknown,
+): void {
   const problems = validateCapiSpec(r.type, spec, previous);
+  if (problems.length === 0) problems.push(...sizeProblems(deps.policy ?? defaultPolicy, r, name, spec));
   if (problems.length > 0) throw invalid(r, name, problems);
 }
 
@@ -115,8 +132,20 @@ export async function createObject(
   const name = body.metadata?.name;
   const problems = nameProblems(name, body.metadata?.generateName);
   if (problems.length > 0) throw invalid(r, name ?? '', problems);
-  checkSpec(r, name ?? '', body.spec ?? {});
+  checkCreate(r, name ?? '', body.metadata?.labels);
+  checkSpec(deps, r, name ?? '', body.spec ?? {});
   const obj = newObject(r, body, namespace);
+  if (namesTemplates(r, obj.spec)) {
+    const { ops, name: made } = await expandMachine(deps, r, obj);
+    if (q.dryRun) return dryRunObject(ops[0]!.op === 'create' ? ops[0]!.object : obj, deps);
+    try {
+      const [machine] = await deps.store.commit(ops);
+      return machine as Stored;
+    } catch (err) {
+      if (err instanceof ConflictError && err.code === 'AlreadyExists') throw alreadyExists(r, made);
+      throw err;
+    }
+  }
   if (q.dryRun) return dryRunObject(obj, deps);
   try {
     return await deps.store.create<Stored>(obj);
@@ -178,8 +207,23 @@ export async function replaceObject(
       name,
       `Precondition failed: UID in precondition: ${body.metadata.uid}, UID in object meta: ${stored.metadata.uid}`,
     );
-  checkSpec(r, name, body.spec ?? {}, stored.spec);
-  return write(deps, r, updatedObject(stored, body), q.dryRun);
+  const spec = await keepExpandedRefs(deps, r, stored, body.spec ?? {});
+  checkSpec(deps, r, name, spec, stored.spec);
+  return writeChecked(deps, r, stored, updatedObject(stored, { ...body, spec }), q.dryRun, true);
+}
+
+/** Write an update after the Magnum-ownership rules (a replicas change of a Magnum object is a resize). */
+async function writeChecked(
+  deps: KubeRoutesDeps,
+  r: KubeResource,
+  stored: Stored,
+  next: Stored,
+  dryRun: boolean,
+  pinned: boolean,
+): Promise<Stored> {
+  if (magnumClusterOf(stored) && admitMagnumUpdate(r, stored, next).resize)
+    return resizeThroughMagnum(deps, r, stored, next, { dryRun, pinned });
+  return write(deps, r, next, dryRun);
 }
 
 /** Which patch a request sends (`apply` = server-side apply YAML); 415 otherwise. */
@@ -257,13 +301,18 @@ export async function patchObject(
         name,
         `Precondition failed: UID in precondition: ${body.metadata.uid}, UID in object meta: ${stored.metadata.uid}`,
       );
-    checkSpec(r, name, body.spec ?? {}, stored.spec);
+    const spec = await keepExpandedRefs(deps, r, stored, body.spec ?? {});
+    checkSpec(deps, r, name, spec, stored.spec);
     const next = updatedObject(stored, {
       ...body,
+      spec,
       metadata: { ...body.metadata, resourceVersion: stored.metadata.resourceVersion },
     });
     try {
-      return { object: await write(deps, r, next, q.dryRun), created: false };
+      return {
+        object: await writeChecked(deps, r, stored, next, q.dryRun, pinned !== undefined),
+        created: false,
+      };
     } catch (err) {
       const retry =
         err instanceof ConflictError && err.code === 'Conflict' && pinned === undefined && attempt < 4;
@@ -323,6 +372,7 @@ export async function deleteObject(
       name,
       `Precondition failed: ResourceVersion in precondition: ${pre.resourceVersion}, ResourceVersion in meta: ${stored.metadata.resourceVersion}`,
     );
+  await admitMagnumDelete(deps, r, stored);
   if (q.dryRun) return { object: stored, uid: stored.metadata.uid };
   try {
     const left = await deps.store.delete<Stored>(r.type, namespace, name, {

@@ -1,6 +1,7 @@
 import {
   applyPatch,
   ConflictError,
+  defaultPolicy,
   isMagnetarError,
   selectorFromSpec,
   validateCapiSpec,
@@ -11,6 +12,7 @@ import {
 import type { KubeRoutesDeps } from './context.ts';
 import { getObject } from './object-ops.ts';
 import type { KubeResource } from './resources.ts';
+import { admitMagnumUpdate, magnumClusterOf, resizeThroughMagnum, sizeProblems } from './magnum-owned.ts';
 import { badRequest, conflict, invalid, notFound } from './status.ts';
 
 /**
@@ -123,7 +125,18 @@ export async function writeScale(
       throw conflict(r, name);
     const spec = { ...stored.spec, replicas };
     const problems = validateCapiSpec(r.type, spec, stored.spec);
+    if (problems.length === 0) problems.push(...sizeProblems(deps.policy ?? defaultPolicy, r, name, spec));
     if (problems.length > 0) throw invalid(r, name, problems);
+    if (magnumClusterOf(stored) && replicas !== stored.spec.replicas) {
+      const next = { ...stored, spec };
+      admitMagnumUpdate(r, stored, next);
+      return scaleOf(
+        (await resizeThroughMagnum(deps, r, stored, next, {
+          dryRun,
+          pinned: resourceVersion !== undefined,
+        })) as Scalable,
+      );
+    }
     if (dryRun) return scaleOf({ ...stored, spec });
     try {
       return scaleOf(await deps.store.update<Scalable>({ ...stored, spec }));
