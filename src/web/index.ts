@@ -19,10 +19,12 @@ const ASSETS = join(import.meta.dirname, 'assets');
 
 const TYPES: Record<string, string> = {
   'app.js': 'text/javascript; charset=utf-8',
+  'kubeconfig.js': 'text/javascript; charset=utf-8',
+  'watch.js': 'text/javascript; charset=utf-8',
   'app.css': 'text/css; charset=utf-8',
 };
 
-/** The dashboard, mounted at `/dashboard`: `index.html` for `/`, plus `app.js` and `app.css`. */
+/** The dashboard, mounted at `/dashboard`: `index.html` for `/`, plus its scripts and `app.css`. */
 export function dashboardRoutes(options: DashboardOptions): FastifyPluginAsync {
   return async (app) => {
     // The rules are public: the page reads them from an inline JSON island (no extra request).

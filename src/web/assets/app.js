@@ -2,6 +2,9 @@
 // The token lives in sessionStorage only and travels in the X-Auth-Token header, never in a URL
 // or a cookie; a cross-site page cannot make the browser attach it, so no request can be forged
 // (CSRF-safe by construction).
+import { makeCsr, kubeconfigYaml } from './kubeconfig.js';
+import { follow } from './watch.js';
+
 const POLICY = JSON.parse(document.getElementById('policy').textContent);
 const main = document.getElementById('main');
 const live = document.getElementById('live');
@@ -279,37 +282,38 @@ const formAlert = (form, msg) => {
 };
 
 // ---------- clusters ----------
+const CAPI = '/k8s/apis/cluster.x-k8s.io/v1beta2';
+const UUID_LABEL = 'magnum.magnetar.io/cluster-uuid';
+const when = (t) => (t ? new Date(t).toLocaleString() : '');
+const cell = (label, value, extra = '') => html`<td data-label="${label}" ${raw(extra)}>${value}</td>`;
+const head = (cols) =>
+  html`<thead>
+    <tr>
+      ${raw(cols.map((c) => html`<th scope="col">${c}</th>`).join(''))}
+    </tr>
+  </thead>`;
+
 async function clustersView() {
   const { data } = await api('GET', '/v1/clusters');
   const list = data.clusters || [];
+  document.title = 'Clusters · Magnetar';
   main.innerHTML = html`<h1>Clusters</h1>
     <p><a href="#/create">Create a cluster</a></p>
     ${raw(
       list.length === 0
         ? '<p>No clusters yet.</p>'
-        : html`<table>
-            <thead>
-              <tr>
-                <th>Name</th>
-                <th>Status</th>
-                <th>Health</th>
-                <th>Masters</th>
-                <th>Nodes</th>
-                <th>Kubernetes</th>
-              </tr>
-            </thead>
+        : html`<table id="cluster-list">
+            ${raw(head(['Name', 'Status', 'Health', 'Masters', 'Nodes', 'Kubernetes']))}
             <tbody>
               ${raw(
                 list
                   .map(
                     (c) =>
                       html`<tr>
-                        <td><a href="#/cluster/${c.uuid}">${c.name}</a></td>
-                        <td class="status ${statusClass(c.status)}">${c.status}</td>
-                        <td>${c.health_status || ''}</td>
-                        <td>${c.master_count}</td>
-                        <td>${c.node_count}</td>
-                        <td>${c.coe_version || ''}</td>
+                        <td data-label="Name"><a href="#/cluster/${c.uuid}">${c.name}</a></td>
+                        ${raw(cell('Status', c.status, `class="status ${statusClass(c.status)}"`))}
+                        ${raw(cell('Health', c.health_status || '—'))} ${raw(cell('Masters', c.master_count))}
+                        ${raw(cell('Nodes', c.node_count))} ${raw(cell('Kubernetes', c.coe_version || '—'))}
                       </tr>`,
                   )
                   .join(''),
@@ -317,28 +321,42 @@ async function clustersView() {
             </tbody>
           </table>`,
     )}`;
+  const project = session.project && session.project.id;
+  if (project) watchOnce(`${CAPI}/namespaces/${encodeURIComponent(project)}/clusters?watch=1`);
   poll(list.some((c) => statusClass(c.status) === 'busy') ? 2000 : 10000, clustersView);
 }
 
-function timeline(c) {
+// What this page has observed of a cluster's Magnum status, with the time it saw each change.
+function observed(c) {
   const t = seen.get(c.uuid) || [];
   const last = t[t.length - 1];
-  if (
-    !last ||
-    last.status !== c.status ||
-    last.reason !== (c.status_reason || '') ||
-    last.health !== (c.health_status || '')
-  ) {
-    t.push({
-      at: new Date().toLocaleTimeString(),
-      status: c.status,
-      reason: c.status_reason || '',
-      health: c.health_status || '',
-    });
+  if (!last || last.status !== c.status || last.reason !== (c.status_reason || '')) {
+    t.push({ at: Date.now(), status: c.status, reason: c.status_reason || '' });
     if (last) announce(`Cluster ${c.name}: ${c.status}`);
   }
   seen.set(c.uuid, t);
   return t;
+}
+
+// The readable timeline: Magnum status changes seen here, and the Cluster API conditions with
+// the time each last changed (what the guide's troubleshooting section asks to look at).
+function timelineEntries(c, capi) {
+  const entries = observed(c).map((e) => ({
+    at: e.at,
+    cls: statusClass(e.status),
+    text: html`<strong>${e.status}</strong>${e.reason ? ` — ${e.reason}` : ''}`,
+  }));
+  for (const k of (capi && capi.status && capi.status.conditions) || []) {
+    const ok = k.status === 'True';
+    entries.push({
+      at: Date.parse(k.lastTransitionTime) || 0,
+      cls: ok ? 'ok' : k.status === 'False' ? 'fail' : 'busy',
+      text: html`${k.type}:
+        <strong>${ok ? 'yes' : k.status === 'False' ? 'no' : 'unknown'}</strong
+        >${k.reason ? ` (${k.reason})` : ''}${k.message ? ` — ${k.message}` : ''}`,
+    });
+  }
+  return entries.sort((a, b) => a.at - b.at);
 }
 
 async function machinesOf(c) {
@@ -346,13 +364,32 @@ async function machinesOf(c) {
   if (!compute) return [];
   try {
     const { data } = await api('GET', `${compute}/servers/detail`);
-    return (data.servers || []).filter(
-      (s) => s.name.startsWith(`${c.name}-`) || (s.metadata && Object.values(s.metadata).includes(c.uuid)),
+    return (data.servers || []).filter((s) =>
+      s.metadata && s.metadata.magnum_cluster
+        ? s.metadata.magnum_cluster === c.uuid
+        : !!c.cluster_id && s.name.startsWith(`${c.cluster_id}-`),
     );
   } catch {
     return [];
   }
 }
+
+async function capiClusterOf(c) {
+  const selector = encodeURIComponent(`${UUID_LABEL}=${c.uuid}`);
+  try {
+    const { data } = await api(
+      'GET',
+      `${CAPI}/namespaces/${encodeURIComponent(c.project_id)}/clusters?labelSelector=${selector}`,
+    );
+    return (data.items || [])[0] || null;
+  } catch {
+    return null;
+  }
+}
+
+// The cluster page: the forms are drawn once; the facts, tables and timeline are redrawn on
+// every live update, so nothing a person is typing is lost.
+let shown = null; // { c, ngs, templates } of the cluster page on screen
 
 async function clusterView(id) {
   let c;
@@ -360,244 +397,344 @@ async function clusterView(id) {
     c = (await api('GET', `/v1/clusters/${id}`)).data;
   } catch (e) {
     if (e.status === 404) {
+      shown = null;
+      document.title = 'Cluster deleted · Magnetar';
       main.innerHTML = html`<h1>Cluster deleted</h1>
-        <p role="status">The cluster is gone.</p>
+        <p role="status">The cluster and every cloud resource it owned are gone.</p>
         <p><a href="#/clusters">Back to clusters</a></p>`;
       return;
     }
     throw e;
   }
-  const [ngs, machines, templates] = await Promise.all([
+  const fresh = !main.querySelector(`#cluster-page[data-id="${id}"]`) || !shown || shown.c.uuid !== id;
+  const [ngs, machines, templates, capi] = await Promise.all([
     api('GET', `/v1/clusters/${id}/nodegroups`)
       .then((r) => r.data.nodegroups || [])
       .catch(() => []),
     machinesOf(c),
-    api('GET', '/v1/clustertemplates')
-      .then((r) => r.data.clustertemplates || [])
-      .catch(() => []),
+    // Templates change rarely: read them when the page opens, not at every live update.
+    fresh
+      ? api('GET', '/v1/clustertemplates')
+          .then((r) => r.data.clustertemplates || [])
+          .catch(() => [])
+      : shown.templates,
+    capiClusterOf(c),
   ]);
-  const t = timeline(c);
+  if (!main.querySelector(`#cluster-page[data-id="${id}"]`)) {
+    clusterSkeleton(c);
+    watchOnce(
+      `${CAPI}/namespaces/${encodeURIComponent(c.project_id)}/clusters?watch=1&labelSelector=${encodeURIComponent(`${UUID_LABEL}=${c.uuid}`)}`,
+    );
+  }
+  shown = { c, ngs, templates };
+  document.title = `Cluster ${c.name} (${c.status}) · Magnetar`;
   const current = templates.find((x) => x.uuid === c.cluster_template_id);
-  const upgrades = templates.filter((x) => x.uuid !== c.cluster_template_id && upgradeAllowed(current, x));
-  const focusId = document.activeElement && document.activeElement.id;
-  const keep = {};
-  for (const el of main.querySelectorAll('input')) keep[el.id] = el.value;
-  main.innerHTML = html`<h1>Cluster ${c.name}</h1>
-    <dl aria-live="polite">
-      <dt>Status</dt>
-      <dd class="status ${statusClass(c.status)}" id="cluster-status">${c.status}</dd>
-      <dt>Reason</dt>
-      <dd>${c.status_reason || '—'}</dd>
-      <dt>Health</dt>
-      <dd>
-        ${c.health_status || '—'}
-        ${c.health_status_reason && Object.keys(c.health_status_reason).length ? JSON.stringify(c.health_status_reason) : ''}
-      </dd>
-      <dt>Template</dt>
-      <dd>${current ? current.name : c.cluster_template_id}</dd>
-      <dt>Kubernetes API</dt>
-      <dd>${c.api_address || '—'}</dd>
-      <dt>Master addresses</dt>
-      <dd>${(c.master_addresses || []).join(', ') || '—'}</dd>
-      <dt>Node addresses</dt>
-      <dd>${(c.node_addresses || []).join(', ') || '—'}</dd>
-      <dt>Key pair</dt>
-      <dd>${c.keypair || '—'}</dd>
-    </dl>
-    <h2>Node groups</h2>
-    <table>
-      <thead>
-        <tr>
-          <th>Name</th>
-          <th>Role</th>
-          <th>Nodes</th>
-          <th>Flavor</th>
-          <th>Status</th>
-          <th>Actions</th>
-        </tr>
-      </thead>
-      <tbody>
-        ${raw(
-          ngs
-            .map(
-              (n) =>
-                html`<tr>
-                  <td>${n.name}</td>
-                  <td>${n.role}</td>
-                  <td>${n.node_count}</td>
-                  <td>${n.flavor_id}</td>
-                  <td class="status ${statusClass(n.status)}">${n.status || ''}</td>
-                  <td>
-                    ${raw(
-                      n.role === 'master'
-                        ? ''
-                        : html`<form class="inline ng-resize" data-ng="${n.name}" novalidate>
-                              <label for="resize-${n.name}">Nodes</label>
-                              <input
-                                id="resize-${n.name}"
-                                name="count"
-                                type="number"
-                                min="0"
-                                value="${n.node_count}"
-                                size="3"
-                              />
-                              <button type="submit" class="secondary">Resize ${n.name}</button
-                              ><span class="error" role="alert"></span>
-                            </form>
-                            ${raw(n.is_default ? '' : html`<button type="button" class="danger ng-delete" data-ng="${n.name}">Delete ${n.name}</button>`)}`,
-                    )}
-                  </td>
-                </tr>`,
-            )
-            .join(''),
-        )}
-      </tbody>
-    </table>
-    <h2>Machines</h2>
-    ${raw(
-      machines.length === 0
-        ? '<p>No machines yet.</p>'
-        : html`<table>
-            <thead>
-              <tr>
-                <th>Name</th>
-                <th>State</th>
-                <th>Availability zone</th>
-                <th>Addresses</th>
-              </tr>
-            </thead>
-            <tbody>
-              ${raw(
-                machines
-                  .map(
-                    (s) =>
-                      html`<tr>
-                        <td>${s.name}</td>
-                        <td>${s.status}</td>
-                        <td>${s['OS-EXT-AZ:availability_zone'] || '—'}</td>
-                        <td>
-                          ${Object.values(s.addresses || {})
+  const facts = [
+    [
+      'Status',
+      raw(html`<span class="status ${statusClass(c.status)}" id="cluster-status">${c.status}</span>`),
+    ],
+    ['Reason', c.status_reason || '—'],
+    [
+      'Health',
+      raw(
+        html`${c.health_status || '—'}${raw(
+          c.health_status_reason && Object.keys(c.health_status_reason).length
+            ? html`<ul class="health">
+                ${raw(
+                  Object.entries(c.health_status_reason)
+                    .map(
+                      ([k, v]) =>
+                        html`<li>
+                          ${k.replace(/\.Ready$/, '')}: ${v === 'True' ? 'ready' : v === 'ok' ? 'ok' : v}
+                        </li>`,
+                    )
+                    .join(''),
+                )}
+              </ul>`
+            : '',
+        )}`,
+      ),
+    ],
+    ['Template', current ? `${current.name} (${kubeTag(current)})` : c.cluster_template_id],
+    ['Kubernetes', c.coe_version || '—'],
+    ['Kubernetes API', c.api_address || '—'],
+    ['Master addresses', (c.master_addresses || []).join(', ') || '—'],
+    ['Node addresses', (c.node_addresses || []).join(', ') || '—'],
+    ['Key pair', c.keypair || '—'],
+    ['Created', when(c.created_at)],
+  ];
+  document.getElementById('cluster-facts').innerHTML = facts
+    .map(
+      ([k, v]) =>
+        html`<dt>${k}</dt>
+          <dd>${v}</dd>`,
+    )
+    .join('');
+  document.getElementById('ng-table').innerHTML = html`<table>
+    ${raw(head(['Name', 'Role', 'Nodes', 'Flavor', 'Availability zone', 'Status']))}
+    <tbody>
+      ${raw(
+        ngs
+          .map(
+            (n) =>
+              html`<tr data-ng="${n.name}">
+                ${raw(cell('Name', n.name))} ${raw(cell('Role', n.role))}
+                ${raw(cell('Nodes', n.node_count, 'class="count"'))} ${raw(cell('Flavor', n.flavor_id))}
+                ${raw(cell('Availability zone', zonesOf(n, machines)))}
+                <td data-label="Status">
+                  <span class="status ${statusClass(n.status)}">${n.status || ''}</span>
+                  ${raw(n.status_reason && statusClass(n.status) !== 'ok' ? html`<br /><small>${n.status_reason}</small>` : '')}
+                </td>
+              </tr>`,
+          )
+          .join(''),
+      )}
+    </tbody>
+  </table>`;
+  document.getElementById('machines').innerHTML =
+    machines.length === 0
+      ? '<p>No machines.</p>'
+      : html`<table>
+          ${raw(head(['Name', 'Node group', 'State', 'Availability zone', 'Addresses']))}
+          <tbody>
+            ${raw(
+              machines
+                .map(
+                  (s) =>
+                    html`<tr>
+                      ${raw(cell('Name', s.name))}
+                      ${raw(cell('Node group', (s.metadata && s.metadata.magnum_nodegroup) || '—'))}
+                      ${raw(cell('State', s.status, `class="status ${s.status === 'ACTIVE' ? 'ok' : s.status === 'ERROR' ? 'fail' : 'busy'}"`))}
+                      ${raw(cell('Availability zone', s['OS-EXT-AZ:availability_zone'] || '—'))}
+                      ${raw(
+                        cell(
+                          'Addresses',
+                          Object.values(s.addresses || {})
                             .flat()
                             .map((a) => a.addr)
-                            .join(', ')}
-                        </td>
-                      </tr>`,
-                  )
-                  .join(''),
-              )}
-            </tbody>
-          </table>`,
-    )}
-    <h2>Timeline</h2>
-    <ol class="timeline">
-      ${raw(t.map((e) => html`<li>${e.at}: <strong>${e.status}</strong>${e.health ? ` (health ${e.health})` : ''}${e.reason ? ` — ${e.reason}` : ''}</li>`).join(''))}
-    </ol>
-    <h2>Actions</h2>
-    <form id="ng-add" novalidate>
-      <h3>Add a node group</h3>
-      <div class="field">
-        <label for="ng-name">Node group name</label><input id="ng-name" name="ng-name" required /><span
-          class="error"
-          id="ng-name-error"
-        ></span>
-      </div>
-      <div class="field">
-        <label for="ng-count">Node group size</label
-        ><input id="ng-count" name="ng-count" type="number" min="1" value="1" /><span
-          class="error"
-          id="ng-count-error"
-        ></span>
-      </div>
-      <div class="field">
-        <label for="ng-flavor">Flavor</label
-        ><input id="ng-flavor" name="ng-flavor" value="${c.flavor_id || ''}" />
-      </div>
-      <div class="field">
-        <label for="ng-az">Availability zone (optional)</label><input id="ng-az" name="ng-az" />
-      </div>
-      <p class="error" role="alert"></p>
-      <button type="submit">Add node group</button>
-    </form>
-    <form id="upgrade" novalidate>
-      <h3>Upgrade</h3>
-      ${raw(
-        upgrades.length === 0
-          ? '<p>No valid upgrade target (same or next minor Kubernetes version).</p>'
-          : html`<div class="field">
-                <label for="upgrade-template">Target template</label
-                ><select id="upgrade-template" name="upgrade-template">
-                  ${raw(upgrades.map((x) => html`<option value="${x.uuid}">${x.name} (${kubeTag(x)})</option>`).join(''))}
-                </select>
-              </div>
-              <p class="error" role="alert"></p>
-              <button type="submit">Upgrade</button>`,
-      )}
-    </form>
-    <form id="kubeconfig" novalidate>
-      <h3>Kubeconfig</h3>
-      <p>Creates a new key in this browser and has the cluster CA sign it.</p>
-      <p class="error" role="alert"></p>
-      <button type="submit">Download kubeconfig</button>
-    </form>
-    <form id="delete" novalidate>
-      <h3>Delete the cluster</h3>
-      <div class="field">
-        <label for="confirm-name">Type the cluster name (${c.name}) to confirm</label
-        ><input id="confirm-name" name="confirm-name" autocomplete="off" /><span
-          class="error"
-          id="confirm-name-error"
-        ></span>
-      </div>
-      <button type="submit" class="danger">Delete cluster</button>
-    </form>`;
-  for (const [k, v] of Object.entries(keep)) {
-    const el = document.getElementById(k);
-    if (el && v !== undefined && el.type !== 'number') el.value = v;
+                            .join(', ') || '—',
+                        ),
+                      )}
+                    </tr>`,
+                )
+                .join(''),
+            )}
+          </tbody>
+        </table>`;
+  document.getElementById('timeline').innerHTML = timelineEntries(c, capi)
+    .map(
+      (e) =>
+        html`<li class="${e.cls}">
+          <time>${e.at ? new Date(e.at).toLocaleTimeString() : ''}</time> ${raw(e.text)}
+        </li>`,
+    )
+    .join('');
+  // Forms that depend on the node groups and templates: keep what the person picked.
+  const workers = ngs.filter((n) => n.role !== 'master');
+  const pick = document.getElementById('resize-ng');
+  const picked = pick.value;
+  const wanted = workers.map((n) => n.name).join('\n');
+  if (pick.dataset.names !== wanted) {
+    pick.dataset.names = wanted;
+    pick.innerHTML = workers
+      .map((n) => html`<option value="${n.name}">${n.name}${n.is_default ? ' (default)' : ''}</option>`)
+      .join('');
+    if (workers.some((n) => n.name === picked)) pick.value = picked;
+    syncResize();
   }
-  if (focusId && document.getElementById(focusId)) document.getElementById(focusId).focus();
+  const upgrades = templates.filter((x) => x.uuid !== c.cluster_template_id && upgradeAllowed(current, x));
+  const target = document.getElementById('upgrade-template');
+  const offered = upgrades.map((x) => x.uuid).join('\n');
+  if (target.dataset.offered !== offered) {
+    target.dataset.offered = offered;
+    const was = target.value;
+    target.innerHTML = upgrades
+      .map((x) => html`<option value="${x.uuid}">${x.name} (${kubeTag(x)})</option>`)
+      .join('');
+    if (upgrades.some((x) => x.uuid === was)) target.value = was;
+    document.getElementById('upgrade-none').hidden = upgrades.length > 0;
+    target.closest('.field').hidden = upgrades.length === 0;
+    document.getElementById('upgrade-submit').disabled = upgrades.length === 0;
+  }
+  const busy = statusClass(c.status) === 'busy' || ngs.some((n) => statusClass(n.status) === 'busy');
+  poll(busy ? 2000 : 10000, () => clusterView(id));
+}
 
-  for (const f of main.querySelectorAll('form.ng-resize'))
-    submitting(f, async () => {
-      const n = Number(f.count.value);
-      const max = POLICY.maxNodesPerNodeGroup;
-      if (!Number.isInteger(n) || n < 0) return formAlert(f, 'Enter a whole number of nodes.');
-      if (max !== null && n > max)
-        return formAlert(f, `A node group holds at most ${max} nodes; add another node group instead.`);
-      try {
-        await api('POST', `/v1/clusters/${id}/actions/resize`, { node_count: n, nodegroup: f.dataset.ng });
-        refresh();
-      } catch (e) {
-        formAlert(f, e.message);
-      }
-    });
-  for (const b of main.querySelectorAll('button.ng-delete'))
-    b.addEventListener('click', async () => {
-      if (!confirm(`Delete node group ${b.dataset.ng}?`)) return;
-      b.disabled = true;
-      try {
-        await api('DELETE', `/v1/clusters/${id}/nodegroups/${b.dataset.ng}`);
-        refresh();
-      } catch (e) {
-        announce(e.message);
-        alert(e.message);
-        b.disabled = false;
-      }
-    });
+// Where a node group's machines are (the list of node groups does not carry their labels).
+function zonesOf(n, machines) {
+  const zones = new Set(
+    machines
+      .filter((s) => s.metadata && s.metadata.magnum_nodegroup === n.name)
+      .map((s) => s['OS-EXT-AZ:availability_zone'])
+      .filter(Boolean),
+  );
+  if (zones.size) return [...zones].sort().join(', ');
+  return (n.labels && n.labels.availability_zone) || 'any';
+}
+
+// Fill the resize count with the chosen group's size, and allow deleting only extra groups.
+function syncResize() {
+  const pick = document.getElementById('resize-ng');
+  const n = shown && shown.ngs.find((g) => g.name === pick.value);
+  const count = document.getElementById('resize-count');
+  if (n && !count.dataset.dirty) count.value = n.node_count;
+  document.getElementById('ng-delete').disabled = !n || n.is_default;
+}
+
+function clusterSkeleton(c) {
+  const id = c.uuid;
+  main.innerHTML = html`<div id="cluster-page" data-id="${id}">
+    <h1>Cluster ${c.name}</h1>
+    <p><a href="#/clusters">All clusters</a></p>
+    <dl id="cluster-facts"></dl>
+    <h2>Node groups</h2>
+    <div id="ng-table"></div>
+    <h2>Machines</h2>
+    <div id="machines"></div>
+    <h2>Timeline</h2>
+    <ol class="timeline" id="timeline"></ol>
+    <h2>Actions</h2>
+    <div class="actions">
+      <form id="ng-add" novalidate>
+        <h3>Add a node group</h3>
+        <div class="field">
+          <label for="ng-name">Node group name</label
+          ><input id="ng-name" name="ng-name" required autocomplete="off" /><span
+            class="error"
+            id="ng-name-error"
+          ></span>
+        </div>
+        <div class="field">
+          <label for="ng-count">Node group size</label
+          ><input id="ng-count" name="ng-count" type="number" min="1" value="1" /><span
+            class="error"
+            id="ng-count-error"
+          ></span>
+        </div>
+        <div class="field">
+          <label for="ng-flavor">Flavor</label
+          ><input id="ng-flavor" name="ng-flavor" value="${c.flavor_id || ''}" />
+        </div>
+        <div class="field">
+          <label for="ng-az">Availability zone (optional)</label
+          ><input id="ng-az" name="ng-az" placeholder="e.g. AZ-2" />
+        </div>
+        <p class="error" role="alert"></p>
+        <button type="submit">Add node group</button>
+      </form>
+      <form id="ng-resize" novalidate>
+        <h3>Resize or delete a node group</h3>
+        <div class="field">
+          <label for="resize-ng">Node group</label
+          ><select id="resize-ng" name="resize-ng"></select>
+        </div>
+        <div class="field">
+          <label for="resize-count">New size</label
+          ><input id="resize-count" name="resize-count" type="number" min="0" /><span
+            class="error"
+            id="resize-count-error"
+          ></span>
+        </div>
+        <p class="error" role="alert"></p>
+        <div class="row">
+          <button type="submit">Resize node group</button>
+          <button type="button" class="danger" id="ng-delete">Delete node group</button>
+        </div>
+      </form>
+      <form id="upgrade" novalidate>
+        <h3>Upgrade</h3>
+        <p id="upgrade-none" hidden>
+          No valid upgrade target: Kubernetes upgrades go one minor version at a time, never backwards.
+        </p>
+        <div class="field">
+          <label for="upgrade-template">Target template</label
+          ><select id="upgrade-template" name="upgrade-template"></select>
+        </div>
+        <p class="error" role="alert"></p>
+        <button type="submit" id="upgrade-submit">Upgrade</button>
+      </form>
+      <form id="kubeconfig" novalidate>
+        <h3>Kubeconfig</h3>
+        <p>Makes a new key in this browser and has the cluster CA sign it; the key never leaves the page.</p>
+        <p class="error" role="alert"></p>
+        <button type="submit">Download kubeconfig</button>
+      </form>
+      <form id="delete" novalidate>
+        <h3>Delete the cluster</h3>
+        <div class="field">
+          <label for="confirm-name">Type the cluster name (${c.name}) to confirm</label
+          ><input id="confirm-name" name="confirm-name" autocomplete="off" /><span
+            class="error"
+            id="confirm-name-error"
+          ></span>
+        </div>
+        <button type="submit" class="danger">Delete cluster</button>
+      </form>
+    </div>
+  </div>`;
+  const count = document.getElementById('resize-count');
+  count.addEventListener('input', () => (count.dataset.dirty = '1'));
+  document.getElementById('resize-ng').addEventListener('change', () => {
+    delete count.dataset.dirty;
+    syncResize();
+  });
+  const rs = document.getElementById('ng-resize');
+  submitting(rs, async () => {
+    const n = Number(count.value);
+    const max = POLICY.maxNodesPerNodeGroup;
+    const errs = {};
+    if (count.value === '' || !Number.isInteger(n) || n < 0)
+      errs['resize-count'] = 'Enter a whole number of nodes.';
+    else if (max !== null && n > max)
+      errs['resize-count'] = `A node group holds at most ${max} nodes; add another node group instead.`;
+    if (showErrors(rs, errs)) return;
+    formAlert(rs, '');
+    try {
+      await api('POST', `/v1/clusters/${id}/actions/resize`, {
+        node_count: n,
+        nodegroup: rs['resize-ng'].value,
+      });
+      delete count.dataset.dirty;
+      announce(`Resizing ${rs['resize-ng'].value} to ${n} nodes.`);
+      refresh();
+    } catch (e) {
+      formAlert(rs, e.message);
+    }
+  });
+  const delNg = document.getElementById('ng-delete');
+  delNg.addEventListener('click', async () => {
+    const name = rs['resize-ng'].value;
+    if (!name || !confirm(`Delete node group ${name} and its machines?`)) return;
+    delNg.disabled = true;
+    try {
+      await api('DELETE', `/v1/clusters/${id}/nodegroups/${encodeURIComponent(name)}`);
+      announce(`Deleting node group ${name}.`);
+      refresh();
+    } catch (e) {
+      formAlert(rs, e.message);
+      delNg.disabled = false;
+    }
+  });
   const add = document.getElementById('ng-add');
   submitting(add, async () => {
     const errs = {};
     const count = Number(add['ng-count'].value);
     if (!/^[A-Za-z][A-Za-z0-9_.-]*$/.test(add['ng-name'].value))
       errs['ng-name'] = 'Start with a letter; use letters, digits, dot, dash or underscore.';
+    else if (shown && shown.ngs.some((n) => n.name === add['ng-name'].value))
+      errs['ng-name'] = 'This cluster already has a node group of that name.';
     if (!Number.isInteger(count) || count < 1) errs['ng-count'] = 'Enter at least 1 node.';
     else if (POLICY.maxNodesPerNodeGroup !== null && count > POLICY.maxNodesPerNodeGroup)
       errs['ng-count'] = `A node group holds at most ${POLICY.maxNodesPerNodeGroup} nodes.`;
     if (showErrors(add, errs)) return;
+    formAlert(add, '');
     const body = { name: add['ng-name'].value, node_count: count, role: 'worker' };
-    if (add['ng-flavor'].value) body.flavor_id = add['ng-flavor'].value;
-    if (add['ng-az'].value) body.labels = { availability_zone: add['ng-az'].value };
+    if (add['ng-flavor'].value.trim()) body.flavor_id = add['ng-flavor'].value.trim();
+    if (add['ng-az'].value.trim()) body.labels = { availability_zone: add['ng-az'].value.trim() };
     try {
       await api('POST', `/v1/clusters/${id}/nodegroups`, body);
+      announce(`Adding node group ${body.name}.`);
       add.reset();
       refresh();
     } catch (e) {
@@ -606,11 +743,13 @@ async function clusterView(id) {
   });
   const up = document.getElementById('upgrade');
   submitting(up, async () => {
-    if (!up['upgrade-template']) return;
+    if (!up['upgrade-template'].value) return;
+    formAlert(up, '');
     try {
       await api('POST', `/v1/clusters/${id}/actions/upgrade`, {
         cluster_template: up['upgrade-template'].value,
       });
+      announce('Upgrade started.');
       refresh();
     } catch (e) {
       formAlert(up, e.message);
@@ -618,118 +757,58 @@ async function clusterView(id) {
   });
   const kc = document.getElementById('kubeconfig');
   submitting(kc, async () => {
+    formAlert(kc, '');
     try {
-      await downloadKubeconfig(c);
+      await downloadKubeconfig(shown.c);
     } catch (e) {
       formAlert(kc, e.message);
     }
   });
   const del = document.getElementById('delete');
   submitting(del, async () => {
-    if (del['confirm-name'].value !== c.name)
-      return void showErrors(del, { 'confirm-name': `Type ${c.name} exactly to delete it.` });
+    const name = shown.c.name;
+    if (del['confirm-name'].value !== name)
+      return void showErrors(del, { 'confirm-name': `Type ${name} exactly to delete it.` });
+    showErrors(del, {});
     try {
       await api('DELETE', `/v1/clusters/${id}`);
-      announce(`Deleting ${c.name}`);
+      announce(`Deleting ${name}.`);
       refresh();
     } catch (e) {
       showErrors(del, { 'confirm-name': e.message });
     }
   });
-  const busy = statusClass(c.status) === 'busy' || ngs.some((n) => statusClass(n.status) === 'busy');
-  poll(busy ? 2000 : 10000, () => clusterView(id));
 }
 
 function kubeTag(t) {
   return (t && ((t.labels && t.labels.kube_tag) || t.coe_version)) || '';
 }
-function minorOf(tag) {
-  const m = /v?(\d+)\.(\d+)/.exec(tag || '');
-  return m ? [Number(m[1]), Number(m[2])] : null;
+function versionOf(tag) {
+  const m = /^v?(\d+)\.(\d+)(?:\.(\d+))?/.exec(String(tag || '').trim());
+  return m ? [Number(m[1]), Number(m[2]), Number(m[3] || 0)] : null;
 }
+// The server's rule (domain policy): never backwards, at most one minor version ahead.
 function upgradeAllowed(from, to) {
-  const a = minorOf(kubeTag(from)),
-    b = minorOf(kubeTag(to));
-  return !!a && !!b && a[0] === b[0] && (b[1] === a[1] || b[1] === a[1] + 1) && kubeTag(to) >= kubeTag(from);
+  const a = versionOf(kubeTag(from)),
+    b = versionOf(kubeTag(to));
+  if (!a || !b || a[0] !== b[0] || b[1] > a[1] + 1) return false;
+  return (b[1] - a[1] || b[2] - a[2]) >= 0;
 }
 
-// ---------- kubeconfig: key + CSR in the browser, signed through POST /v1/certificates ----------
-function der(tag, ...parts) {
-  const body = parts.flatMap((p) => Array.from(p));
-  const n = body.length;
-  const len =
-    n < 128
-      ? [n]
-      : n < 256
-        ? [0x81, n]
-        : n < 65536
-          ? [0x82, n >> 8, n & 255]
-          : [0x83, n >> 16, (n >> 8) & 255, n & 255];
-  return Uint8Array.from([tag, ...len, ...body]);
-}
-const SEQ = 0x30,
-  SET = 0x31;
-const oid = (bytes) => der(0x06, Uint8Array.from(bytes));
-const utf8 = (s) => der(0x0c, new TextEncoder().encode(s));
-const rdn = (o, v) => der(SET, der(SEQ, oid(o), utf8(v)));
-const b64 = (bytes) => btoa(String.fromCharCode(...new Uint8Array(bytes)));
-const pem = (label, bytes) =>
-  `-----BEGIN ${label}-----\n${b64(bytes)
-    .replace(/(.{64})/g, '$1\n')
-    .replace(/\n$/, '')}\n-----END ${label}-----\n`;
-async function makeCsr(cn, org) {
-  const alg = {
-    name: 'RSASSA-PKCS1-v1_5',
-    modulusLength: 2048,
-    publicExponent: new Uint8Array([1, 0, 1]),
-    hash: 'SHA-256',
-  };
-  const keys = await crypto.subtle.generateKey(alg, true, ['sign', 'verify']);
-  const spki = new Uint8Array(await crypto.subtle.exportKey('spki', keys.publicKey));
-  const subject = der(SEQ, rdn([0x55, 0x04, 0x0a], org), rdn([0x55, 0x04, 0x03], cn));
-  const info = der(SEQ, der(0x02, [0]), subject, spki, Uint8Array.from([0xa0, 0x00]));
-  const sig = new Uint8Array(await crypto.subtle.sign('RSASSA-PKCS1-v1_5', keys.privateKey, info));
-  const sigAlg = der(
-    SEQ,
-    oid([0x2a, 0x86, 0x48, 0x86, 0xf7, 0x0d, 0x01, 0x01, 0x0b]),
-    Uint8Array.from([0x05, 0x00]),
-  );
-  const csr = der(SEQ, info, sigAlg, der(0x03, Uint8Array.from([0, ...sig])));
-  const pkcs8 = await crypto.subtle.exportKey('pkcs8', keys.privateKey);
-  return { csr: pem('CERTIFICATE REQUEST', csr), key: pem('PRIVATE KEY', pkcs8) };
-}
-const b64text = (s) => btoa(unescape(encodeURIComponent(s)));
 async function downloadKubeconfig(c) {
   if (!c.api_address)
     throw new Error('The cluster has no Kubernetes API address yet; wait until it is created.');
   const { csr, key } = await makeCsr('admin', 'system:masters');
   const ca = (await api('GET', `/v1/certificates/${c.uuid}`)).data.pem;
   const cert = (await api('POST', '/v1/certificates', { cluster_uuid: c.uuid, csr })).data.pem;
-  const yaml = `apiVersion: v1
-kind: Config
-clusters:
-- name: ${c.name}
-  cluster:
-    server: ${c.api_address}
-    certificate-authority-data: ${b64text(ca)}
-users:
-- name: admin
-  user:
-    client-certificate-data: ${b64text(cert)}
-    client-key-data: ${b64text(key)}
-contexts:
-- name: default
-  context:
-    cluster: ${c.name}
-    user: admin
-current-context: default
-`;
+  const yaml = kubeconfigYaml({ name: c.name, server: c.api_address, ca, cert, key });
   const a = document.createElement('a');
   a.href = URL.createObjectURL(new Blob([yaml], { type: 'application/yaml' }));
   a.download = `${c.name}.kubeconfig`;
   document.body.append(a);
   a.click();
   a.remove();
+  setTimeout(() => URL.revokeObjectURL(a.href), 10_000);
   announce('Kubeconfig downloaded.');
 }
 
@@ -961,30 +1040,53 @@ async function templatesView(id) {
 }
 
 // ---------- operator ----------
+// Kinds of the embedded cloud's inventory, in the words of its services.
+const KIND_WORDS = {
+  Flavor: 'Flavors',
+  Keypair: 'Key pairs',
+  Server: 'Servers',
+  Image: 'Images',
+  Network: 'Networks',
+  Subnet: 'Subnets',
+  Port: 'Ports',
+  Router: 'Routers',
+  SecurityGroup: 'Security groups',
+  SecurityGroupRule: 'Security group rules',
+  FloatingIp: 'Floating IPs',
+  LoadBalancer: 'Load balancers',
+  Listener: 'Listeners',
+  Pool: 'Pools',
+  Member: 'Pool members',
+  HealthMonitor: 'Health monitors',
+  Volume: 'Volumes',
+  Container: 'Object containers',
+  StoredObject: 'Objects',
+};
 async function operatorView() {
   const safe = (p) => p.then((r) => r.data).catch((e) => ({ error: e.message }));
-  const [projects, quotas, services, inventory, clusters] = await Promise.all([
+  const [projects, quotas, services, inventory, clusters, users] = await Promise.all([
     safe(api('GET', '/identity/v3/projects')),
     safe(api('GET', '/v1/quotas?all_tenants=True')),
     safe(api('GET', '/v1/mservices')),
     safe(api('GET', '/cloud/_inventory')),
     safe(api('GET', '/v1/clusters?all_tenants=True')),
+    safe(api('GET', '/identity/v3/users')),
   ]);
+  const names = new Map((projects.projects || []).map((p) => [p.id, p.name]));
+  // Key pairs belong to users, flavors to nobody: the inventory files them under those ids.
+  for (const u of users.users || []) names.set(u.id, `user ${u.name}`);
+  const projectName = (id) => names.get(id) || id || 'shared (flavors)';
   const tbl = (rows, cols) =>
     rows && rows.length
       ? html`<table>
-          <thead>
-            <tr>
-              ${raw(cols.map((c) => html`<th>${c}</th>`).join(''))}
-            </tr>
-          </thead>
+          ${raw(head(cols.map((c) => c[0])))}
           <tbody>
             ${raw(
               rows
                 .map(
                   (r) =>
                     html`<tr>
-                      ${raw(cols.map((c) => html`<td>${typeof r[c] === 'object' ? JSON.stringify(r[c]) : r[c]}</td>`).join(''))}
+                      ${raw(cols.map(([label, f]) => cell(label, f(r))).join(''))}
                     </tr>`,
                 )
                 .join(''),
@@ -993,32 +1095,134 @@ async function operatorView() {
         </table>`
       : '<p>None.</p>';
   const err = (x) => (x.error ? html`<p class="alert">${x.error}</p>` : '');
+  const perProject = (clusters.clusters || []).reduce(
+    (m, c) => m.set(c.project_id, (m.get(c.project_id) || 0) + 1),
+    new Map(),
+  );
+  const inv = Object.entries((inventory && inventory.projects) || {}).sort(([a], [b]) =>
+    projectName(a).localeCompare(projectName(b)),
+  );
+  document.title = 'Operator · Magnetar';
   main.innerHTML = html`<h1>Operator</h1>
-    <h2>Projects</h2>
-    ${raw(err(projects) || tbl(projects.projects, ['name', 'id', 'enabled']))}
-    <h2>Clusters (all projects)</h2>
-    ${raw(err(clusters) || tbl(clusters.clusters, ['name', 'project_id', 'status', 'node_count']))}
-    <h2>Quotas</h2>
-    ${raw(err(quotas) || tbl(quotas.quotas, ['project_id', 'resource', 'hard_limit']))}
-    <h2>Controller services</h2>
-    ${raw(err(services) || tbl(services.mservices, ['binary', 'host', 'state', 'updated_at']))}
+    <h2 id="op-projects">Projects</h2>
+    ${raw(
+      err(projects) ||
+        tbl(projects.projects, [
+          ['Name', (p) => p.name],
+          ['ID', (p) => p.id],
+          ['Enabled', (p) => (p.enabled ? 'yes' : 'no')],
+          ['Clusters', (p) => perProject.get(p.id) || 0],
+        ]),
+    )}
+    <h2 id="op-clusters">Clusters (all projects)</h2>
+    ${raw(
+      err(clusters) ||
+        tbl(clusters.clusters, [
+          ['Name', (c) => c.name],
+          ['Project', (c) => projectName(c.project_id)],
+          ['Status', (c) => c.status],
+          ['Masters', (c) => c.master_count],
+          ['Nodes', (c) => c.node_count],
+        ]),
+    )}
+    <h2 id="op-quotas">Quotas</h2>
+    ${raw(
+      err(quotas) ||
+        tbl(quotas.quotas, [
+          ['Project', (q) => projectName(q.project_id)],
+          ['Resource', (q) => q.resource],
+          ['Limit', (q) => q.hard_limit],
+        ]),
+    )}
+    <h2 id="op-services">Controller services</h2>
+    ${raw(
+      err(services) ||
+        tbl(services.mservices, [
+          ['Service', (s) => s.binary],
+          ['Host', (s) => s.host],
+          ['State', (s) => s.state],
+          ['Reported', (s) => when(s.updated_at || s.created_at)],
+        ]),
+    )}
     <h2>Embedded cloud inventory</h2>
-    ${raw(inventory.error ? err(inventory) : html`<pre id="inventory">${JSON.stringify(inventory, null, 2)}</pre>`)}`;
+    ${raw(
+      inventory.error
+        ? err(inventory)
+        : html`<div id="inventory">
+            <p>${inventory.total} resources in ${inv.length} projects or users.</p>
+            ${raw(
+              inv
+                .map(
+                  ([id, kinds]) =>
+                    html`<section class="inventory" data-project="${projectName(id)}">
+                      <h3>${projectName(id)}</h3>
+                      ${raw(
+                        tbl(
+                          Object.entries(kinds).map(([kind, items]) => ({ kind, items })),
+                          [
+                            ['Kind', (r) => KIND_WORDS[r.kind] || r.kind],
+                            ['Count', (r) => r.items.length],
+                            [
+                              'Names',
+                              (r) =>
+                                [...new Set(r.items.map((i) => i.name || '(unnamed)'))]
+                                  .slice(0, 6)
+                                  .join(', ') + (r.items.length > 6 ? ', …' : ''),
+                            ],
+                          ],
+                        ),
+                      )}
+                    </section>`,
+                )
+                .join(''),
+            )}
+          </div>`,
+    )}`;
+  watchOnce(`${CAPI}/clusters?watch=1`);
   poll(5000, operatorView);
 }
 
 // ---------- routing ----------
+// Each page draws itself, then asks to be drawn again: soon after a watch event, or after `ms`
+// as a safety net. Only the page whose address is still shown is redrawn, one draw at a time.
+let view = null; // { hash, fn, ms } of the page on screen
+let drawing = false;
+let stopWatch = null; // the open watch of the page on screen
 function poll(ms, fn) {
   clearTimeout(timer);
-  const hash = location.hash;
-  timer = setTimeout(() => {
-    if (location.hash === hash && session && document.visibilityState !== 'hidden') fn().catch(showFailure);
-    else if (location.hash === hash) poll(ms, fn);
-  }, ms);
+  view = { hash: location.hash, fn, ms };
+  timer = setTimeout(redraw, ms);
+}
+function redraw() {
+  const v = view;
+  if (!v || location.hash !== v.hash || !session) return;
+  if (drawing || document.visibilityState === 'hidden') {
+    timer = setTimeout(redraw, drawing ? 100 : v.ms);
+    return;
+  }
+  drawing = true;
+  v.fn()
+    .catch(showFailure)
+    .finally(() => (drawing = false));
+}
+// A change arrived on the watch feed: redraw shortly (changes come in bursts).
+function soon() {
+  if (!view || location.hash !== view.hash) return;
+  clearTimeout(timer);
+  timer = setTimeout(redraw, 150);
+}
+// Follow one watch URL while this page is shown (route() stops it on the next navigation).
+function watchOnce(url) {
+  if (stopWatch) return;
+  stopWatch = follow(
+    url,
+    () => ({ accept: 'application/json', 'x-auth-token': session ? session.token : '' }),
+    soon,
+  );
 }
 function refresh() {
   clearTimeout(timer);
-  route(true);
+  soon();
 }
 function showFailure(e) {
   if (session) {
@@ -1046,6 +1250,9 @@ async function projectsMenu() {
 }
 async function route(keepScroll) {
   clearTimeout(timer);
+  view = null;
+  if (stopWatch) stopWatch();
+  stopWatch = null;
   session = load();
   if (!session) {
     save(null);
@@ -1054,6 +1261,12 @@ async function route(keepScroll) {
   document.getElementById('nav').hidden = false;
   document.getElementById('nav-operator').hidden = !session.isAdmin;
   const [, page = 'clusters', id] = (location.hash || '#/clusters').split('/');
+  for (const a of document.querySelectorAll('#nav a')) {
+    const target = a.getAttribute('href').slice(2);
+    if (target === page || (target === 'clusters' && page === 'cluster'))
+      a.setAttribute('aria-current', 'page');
+    else a.removeAttribute('aria-current');
+  }
   try {
     switch (page) {
       case 'cluster':
