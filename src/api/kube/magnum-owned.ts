@@ -80,6 +80,10 @@ function sameJson(a: unknown, b: unknown): boolean {
   return true;
 }
 
+function objectOf(v: unknown): Record<string, unknown> {
+  return typeof v === 'object' && v !== null && !Array.isArray(v) ? (v as Record<string, unknown>) : {};
+}
+
 function replicasOf(spec: unknown): number | undefined {
   const r = (spec as { replicas?: unknown } | null)?.replicas;
   return typeof r === 'number' ? r : undefined;
@@ -281,7 +285,7 @@ export async function resizeThroughMagnum(
     const write: Stored = {
       ...next,
       metadata: { ...next.metadata, resourceVersion: current.metadata.resourceVersion },
-      spec: { ...(current === stored ? next.spec : current.spec), replicas },
+      spec: { ...objectOf(current === stored ? next.spec : current.spec), replicas },
     };
     if (current !== stored && !sameJson(withoutReplicas(current.spec), withoutReplicas(stored.spec))) {
       // The driver changed the spec since the request was read: the caller's view is stale.
