@@ -11,6 +11,8 @@ const live = document.getElementById('live');
 const KEY = 'magnetar.session';
 let session = load();
 let timer = null;
+let loginNotice = ''; // shown once above the login form (logged out, session ended)
+let expiry = null; // ends the session on screen when its token expires
 const seen = new Map(); // cluster uuid -> timeline entries observed while the page is open
 
 function load() {
@@ -98,6 +100,7 @@ async function api(method, path, body, extra = {}) {
   }
   if (res.status === 401 && session && !path.includes('/auth/tokens')) {
     save(null);
+    loginNotice = 'Your session has ended; please log in again.';
     route();
   }
   if (!res.ok) throw new ApiError(messageOf(data, res.status), res.status);
@@ -126,7 +129,7 @@ function sessionFrom({ token, t }) {
 function loginView(msg) {
   document.getElementById('nav').hidden = true;
   main.innerHTML = html`<h1>Log in</h1>
-    ${raw(msg ? html`<p class="alert" role="alert">${msg}</p>` : '')}
+    ${raw(msg ? html`<p class="notice" role="status" id="login-notice">${msg}</p>` : '')}
     <form id="login" novalidate>
       <div class="field">
         <label for="method">Method</label
@@ -237,8 +240,9 @@ async function logout() {
     /* the token may already be gone */
   }
   save(null);
-  location.hash = '#/login';
-  loginView('You have logged out.');
+  loginNotice = 'You have logged out.';
+  if (location.hash === '#/login') route();
+  else location.hash = '#/login';
 }
 
 // ---------- forms ----------
@@ -1256,8 +1260,19 @@ async function route(keepScroll) {
   session = load();
   if (!session) {
     save(null);
-    return loginView(location.hash === '#/login' ? '' : '');
+    const notice = loginNotice;
+    loginNotice = '';
+    return loginView(notice);
   }
+  clearTimeout(expiry);
+  expiry = setTimeout(
+    () => {
+      save(null);
+      loginNotice = 'Your session has ended; please log in again.';
+      route();
+    },
+    Math.min(Date.parse(session.expires) - Date.now(), 2 ** 31 - 1),
+  );
   document.getElementById('nav').hidden = false;
   document.getElementById('nav-operator').hidden = !session.isAdmin;
   const [, page = 'clusters', id] = (location.hash || '#/clusters').split('/');
