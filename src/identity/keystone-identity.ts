@@ -115,7 +115,10 @@ export class KeystoneIdentity implements MagnetarIdentity {
    * Magnum API) in the external Keystone's catalog, idempotently (see {@link publishToKeystone}).
    * The service user needs the admin role in its project to write the catalog.
    */
-  async publishCatalog(region: string, types: readonly string[] = ['container-infra']): Promise<PublishedService[]> {
+  async publishCatalog(
+    region: string,
+    types: readonly string[] = ['container-infra'],
+  ): Promise<PublishedService[]> {
     return publishToKeystone(
       (method, path, body, options) => this.asServiceCall(method, path, body, options),
       this.registrations.filter((r) => types.includes(r.type)),
@@ -138,7 +141,8 @@ export class KeystoneIdentity implements MagnetarIdentity {
   ): Promise<Response> {
     const method = init.method ?? 'GET';
     const repeatable =
-      init.idempotent ?? (['GET', 'HEAD', 'PUT', 'DELETE'].includes(method) || path.startsWith('/auth/tokens'));
+      init.idempotent ??
+      (['GET', 'HEAD', 'PUT', 'DELETE'].includes(method) || path.startsWith('/auth/tokens'));
     for (let attempt = 1; ; attempt++) {
       try {
         return await fetch(`${this.v3}${path}`, {

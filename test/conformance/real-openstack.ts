@@ -41,7 +41,14 @@ export function realAdminConfig(): CloudConfig {
       const names = Object.keys(doc?.clouds ?? {});
       const cloud = process.env.MAGNETAR_REAL_OPENSTACK_CLOUD ?? names[0];
       if (!cloud) throw new Error(`${path} defines no cloud`);
-      return loadCloudConfig({ file: path, cloud, env: {}, cwd: isolated, home: isolated, systemDir: isolated });
+      return loadCloudConfig({
+        file: path,
+        cloud,
+        env: {},
+        cwd: isolated,
+        home: isolated,
+        systemDir: isolated,
+      });
     }
     const env: Record<string, string> = {};
     for (const line of text.split('\n')) {
@@ -142,7 +149,9 @@ export class RealCloudAdmin {
     const projectName = `${prefix}-${suffix}`;
     const { project } = (
       await this.admin.request<{ project: Named }>('identity', 'POST', '/projects', {
-        body: { project: { name: projectName, domain_id: 'default', description: 'Magnetar conformance test' } },
+        body: {
+          project: { name: projectName, domain_id: 'default', description: 'Magnetar conformance test' },
+        },
         retry: true,
       })
     ).body;
@@ -150,7 +159,13 @@ export class RealCloudAdmin {
     const { user } = (
       await this.admin.request<{ user: Named }>('identity', 'POST', '/users', {
         body: {
-          user: { name: projectName, password, domain_id: 'default', default_project_id: project.id, ...userExtra },
+          user: {
+            name: projectName,
+            password,
+            domain_id: 'default',
+            default_project_id: project.id,
+            ...userExtra,
+          },
         },
       })
     ).body;
@@ -217,24 +232,35 @@ export class RealCloudAdmin {
   /** Remember the catalog entries of a service type; the returned function puts them back. */
   async snapshotCatalog(type: string): Promise<() => Promise<void>> {
     type Ep = { id: string; url: string; interface: string; region_id: string | null };
-    const services = (await this.get<{ services: { id: string }[] }>('identity', '/services', { type })).services;
+    const services = (await this.get<{ services: { id: string }[] }>('identity', '/services', { type }))
+      .services;
     const before = new Map<string, Ep[]>();
     for (const svc of services)
-      before.set(svc.id, (await this.get<{ endpoints: Ep[] }>('identity', '/endpoints', { service_id: svc.id })).endpoints);
+      before.set(
+        svc.id,
+        (await this.get<{ endpoints: Ep[] }>('identity', '/endpoints', { service_id: svc.id })).endpoints,
+      );
     return async () => {
-      const now = (await this.get<{ services: { id: string }[] }>('identity', '/services', { type })).services;
+      const now = (await this.get<{ services: { id: string }[] }>('identity', '/services', { type }))
+        .services;
       for (const svc of now) {
         const old = before.get(svc.id);
         if (!old) {
           await deleteIgnoringNotFound(() => this.admin.request('identity', 'DELETE', `/services/${svc.id}`));
           continue;
         }
-        const eps = (await this.get<{ endpoints: Ep[] }>('identity', '/endpoints', { service_id: svc.id })).endpoints;
+        const eps = (await this.get<{ endpoints: Ep[] }>('identity', '/endpoints', { service_id: svc.id }))
+          .endpoints;
         for (const ep of eps) {
           const was = old.find((o) => o.id === ep.id);
-          if (!was) await deleteIgnoringNotFound(() => this.admin.request('identity', 'DELETE', `/endpoints/${ep.id}`));
+          if (!was)
+            await deleteIgnoringNotFound(() =>
+              this.admin.request('identity', 'DELETE', `/endpoints/${ep.id}`),
+            );
           else if (was.url !== ep.url)
-            await this.admin.request('identity', 'PATCH', `/endpoints/${ep.id}`, { body: { endpoint: { url: was.url } } });
+            await this.admin.request('identity', 'PATCH', `/endpoints/${ep.id}`, {
+              body: { endpoint: { url: was.url } },
+            });
         }
       }
     };
@@ -243,14 +269,22 @@ export class RealCloudAdmin {
   /** Set Nova/Neutron/Cinder quotas of a project (admin). */
   async setQuotas(
     projectId: string,
-    q: { compute?: Record<string, number>; network?: Record<string, number>; volume?: Record<string, number> },
+    q: {
+      compute?: Record<string, number>;
+      network?: Record<string, number>;
+      volume?: Record<string, number>;
+    },
   ): Promise<void> {
     if (q.compute)
-      await this.admin.request('compute', 'PUT', `/os-quota-sets/${projectId}`, { body: { quota_set: q.compute } });
+      await this.admin.request('compute', 'PUT', `/os-quota-sets/${projectId}`, {
+        body: { quota_set: q.compute },
+      });
     if (q.network)
       await this.admin.request('network', 'PUT', `/v2.0/quotas/${projectId}`, { body: { quota: q.network } });
     if (q.volume)
-      await this.admin.request('volumev3', 'PUT', `/os-quota-sets/${projectId}`, { body: { quota_set: q.volume } });
+      await this.admin.request('volumev3', 'PUT', `/os-quota-sets/${projectId}`, {
+        body: { quota_set: q.volume },
+      });
   }
 
   /** Make (once) and return the public image, flavor and external network the tests use. */
@@ -294,7 +328,9 @@ export class RealCloudAdmin {
     }
 
     const images = (
-      await this.get<{ images: (Named & { status: string })[] }>('image', '/v2/images', { name: SHARED.image })
+      await this.get<{ images: (Named & { status: string })[] }>('image', '/v2/images', {
+        name: SHARED.image,
+      })
     ).images;
     let image = images.find((i) => i.status === 'active');
     if (!image) {
@@ -350,10 +386,9 @@ export class RealCloudAdmin {
       )
     ).services.filter((x) => x.state === 'up' && x.status === 'enabled');
     const aggregates = (
-      await this.get<{ aggregates: { id: number; name: string; availability_zone: string | null; hosts: string[] }[] }>(
-        'compute',
-        '/os-aggregates',
-      )
+      await this.get<{
+        aggregates: { id: number; name: string; availability_zone: string | null; hosts: string[] }[];
+      }>('compute', '/os-aggregates')
     ).aggregates;
     const zoned = new Set(aggregates.filter((a) => a.availability_zone).flatMap((a) => a.hosts));
     const free = services.map((x) => x.host).filter((h) => !zoned.has(h));
@@ -363,12 +398,11 @@ export class RealCloudAdmin {
       let agg = aggregates.find((a) => a.name === zone);
       if (!agg) {
         agg = (
-          await this.admin.request<{ aggregate: { id: number; name: string; availability_zone: string; hosts: string[] } }>(
-            'compute',
-            'POST',
-            '/os-aggregates',
-            { body: { aggregate: { name: zone, availability_zone: zone } } },
-          )
+          await this.admin.request<{
+            aggregate: { id: number; name: string; availability_zone: string; hosts: string[] };
+          }>('compute', 'POST', '/os-aggregates', {
+            body: { aggregate: { name: zone, availability_zone: zone } },
+          })
         ).body.aggregate;
       }
       await this.admin.request('compute', 'POST', `/os-aggregates/${agg.id}/action`, {
@@ -382,10 +416,17 @@ export class RealCloudAdmin {
   /** Compute availability zones that have an enabled, up host. */
   async computeZones(): Promise<string[]> {
     const { availabilityZoneInfo } = await this.get<{
-      availabilityZoneInfo: { zoneName: string; zoneState: { available: boolean }; hosts: Record<string, unknown> | null }[];
+      availabilityZoneInfo: {
+        zoneName: string;
+        zoneState: { available: boolean };
+        hosts: Record<string, unknown> | null;
+      }[];
     }>('compute', '/os-availability-zone/detail');
     return availabilityZoneInfo
-      .filter((z) => z.zoneState.available && z.hosts && Object.keys(z.hosts).length > 0 && z.zoneName !== 'internal')
+      .filter(
+        (z) =>
+          z.zoneState.available && z.hosts && Object.keys(z.hosts).length > 0 && z.zoneName !== 'internal',
+      )
       .map((z) => z.zoneName)
       .sort();
   }
@@ -398,7 +439,11 @@ export class RealCloudAdmin {
       all_tenants: '1',
       project_id: projectId,
     });
-    const lbs = await this.get<{ loadbalancers: { id: string }[] }>('load-balancer', '/v2/lbaas/loadbalancers', p);
+    const lbs = await this.get<{ loadbalancers: { id: string }[] }>(
+      'load-balancer',
+      '/v2/lbaas/loadbalancers',
+      p,
+    );
     const fips = await this.get<{ floatingips: { id: string }[] }>('network', '/v2.0/floatingips', p);
     const routers = await this.get<{ routers: { id: string }[] }>('network', '/v2.0/routers', p);
     const nets = await this.get<{ networks: { id: string }[] }>('network', '/v2.0/networks', p);
@@ -440,25 +485,30 @@ export class RealCloudAdmin {
     };
     const a = this.admin;
     for (const id of left.loadbalancers ?? [])
-      await quiet(() => a.request('load-balancer', 'DELETE', `/v2/lbaas/loadbalancers/${id}`, { query: { cascade: 'true' } }));
+      await quiet(() =>
+        a.request('load-balancer', 'DELETE', `/v2/lbaas/loadbalancers/${id}`, { query: { cascade: 'true' } }),
+      );
     for (const id of left.servers ?? []) await quiet(() => a.request('compute', 'DELETE', `/servers/${id}`));
-    for (const id of left.floatingips ?? []) await quiet(() => a.request('network', 'DELETE', `/v2.0/floatingips/${id}`));
+    for (const id of left.floatingips ?? [])
+      await quiet(() => a.request('network', 'DELETE', `/v2.0/floatingips/${id}`));
     await this.waitGone(t.projectId, ['servers', 'loadbalancers'], 120_000).catch(() => undefined);
     for (const id of left.routers ?? []) {
-      const ports = await this.get<{ ports: { id: string; device_owner: string; fixed_ips: { subnet_id: string }[] }[] }>(
-        'network',
-        '/v2.0/ports',
-        { device_id: id },
-      ).catch(() => ({ ports: [] }));
+      const ports = await this.get<{
+        ports: { id: string; device_owner: string; fixed_ips: { subnet_id: string }[] }[];
+      }>('network', '/v2.0/ports', { device_id: id }).catch(() => ({ ports: [] }));
       for (const port of ports.ports.filter((x) => x.device_owner === 'network:router_interface'))
         await quiet(() =>
-          a.request('network', 'PUT', `/v2.0/routers/${id}/remove_router_interface`, { body: { port_id: port.id } }),
+          a.request('network', 'PUT', `/v2.0/routers/${id}/remove_router_interface`, {
+            body: { port_id: port.id },
+          }),
         );
       await quiet(() => a.request('network', 'DELETE', `/v2.0/routers/${id}`));
     }
     const after = await this.inventory(t.projectId).catch(() => ({}) as Record<string, string[]>);
-    for (const id of after.ports ?? []) await quiet(() => a.request('network', 'DELETE', `/v2.0/ports/${id}`));
-    for (const id of after.networks ?? []) await quiet(() => a.request('network', 'DELETE', `/v2.0/networks/${id}`));
+    for (const id of after.ports ?? [])
+      await quiet(() => a.request('network', 'DELETE', `/v2.0/ports/${id}`));
+    for (const id of after.networks ?? [])
+      await quiet(() => a.request('network', 'DELETE', `/v2.0/networks/${id}`));
     for (const id of after.security_groups ?? [])
       await quiet(() => a.request('network', 'DELETE', `/v2.0/security-groups/${id}`));
     for (const id of after.volumes ?? [])
@@ -467,11 +517,18 @@ export class RealCloudAdmin {
     const sgs = await this.get<{ security_groups: { id: string }[] }>('network', '/v2.0/security-groups', {
       project_id: t.projectId,
     }).catch(() => ({ security_groups: [] }));
-    for (const g of sgs.security_groups) await quiet(() => a.request('network', 'DELETE', `/v2.0/security-groups/${g.id}`));
+    for (const g of sgs.security_groups)
+      await quiet(() => a.request('network', 'DELETE', `/v2.0/security-groups/${g.id}`));
     try {
-      const keys = await t.session.request<{ keypairs: { keypair: { name: string } }[] }>('compute', 'GET', '/os-keypairs');
+      const keys = await t.session.request<{ keypairs: { keypair: { name: string } }[] }>(
+        'compute',
+        'GET',
+        '/os-keypairs',
+      );
       for (const k of keys.body.keypairs)
-        await quiet(() => t.session.request('compute', 'DELETE', `/os-keypairs/${encodeURIComponent(k.keypair.name)}`));
+        await quiet(() =>
+          t.session.request('compute', 'DELETE', `/os-keypairs/${encodeURIComponent(k.keypair.name)}`),
+        );
     } catch {
       // the user may already be gone
     }
