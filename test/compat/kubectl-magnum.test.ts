@@ -1,6 +1,6 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { execFile, spawnSync } from 'node:child_process';
+import { execFile, spawn, spawnSync } from 'node:child_process';
 import { copyFileSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -461,6 +461,83 @@ spec:
       );
     });
 
+    void test('kubectl scale down drains the chosen worker visibly in the workload cluster: cordoned, its pods evicted, then the node goes', async () => {
+      const kubeconfig = await workloadKubeconfig('coe-kube');
+      const workers = table(await ok(['get', 'machines', '-l', `cluster.x-k8s.io/deployment-name=${md}`]));
+      assert.equal(workers.length, 3);
+      const victim = workers[0]!.NAME!;
+      // Put both CoreDNS replicas on the victim: cordon every other node, drain those that hold one.
+      const others = [...(await nodes(kubeconfig)).keys()].filter((n) => n !== victim);
+      for (const n of others) await ok(['cordon', n], kubeconfig);
+      const dnsNodes = new Set(
+        table(
+          await ok(['get', 'pods', '-n', 'kube-system', '-l', 'k8s-app=kube-dns', '-o', 'wide'], kubeconfig),
+        ).map((p) => p.NODE!),
+      );
+      for (const n of dnsNodes)
+        if (n !== victim)
+          await ok(
+            ['drain', n, '--ignore-daemonsets', '--delete-emptydir-data', '--timeout=60s'],
+            kubeconfig,
+          );
+      await until('both CoreDNS replicas running on the victim', async () => {
+        const pods = table(
+          await ok(['get', 'pods', '-n', 'kube-system', '-l', 'k8s-app=kube-dns', '-o', 'wide'], kubeconfig),
+        );
+        return pods.length === 2 && pods.every((p) => p.NODE === victim && p.STATUS === 'Running')
+          ? pods
+          : undefined;
+      });
+      for (const n of others) await ok(['uncordon', n], kubeconfig);
+
+      const env = { ...cleanEnv(), HOME: dir, KUBECONFIG: kubeconfig };
+      const watch = (what: string[]) => {
+        const p = spawn('kubectl', ['get', ...what, '-w', '--output-watch-events', '--request-timeout=0'], {
+          env,
+        });
+        const out = { text: '', stop: () => p.kill() };
+        p.stdout.on('data', (d: Buffer) => (out.text += d.toString()));
+        return out;
+      };
+      const nodeWatch = watch(['nodes']);
+      const podWatch = watch(['pods', '-n', 'kube-system', '-o', 'wide']);
+      try {
+        await until('the watches to start', async () => (nodeWatch.text && podWatch.text ? true : undefined));
+        // Cluster API's way to choose which machine a scale-down removes.
+        await ok(['annotate', 'machine', victim, 'cluster.x-k8s.io/delete-machine=yes']);
+        assert.match(await ok(['scale', 'machinedeployment', md, '--replicas', '2']), /scaled/);
+        await until('the victim node deleted', async () =>
+          new RegExp(`^DELETED\\s+${victim}\\s`, 'm').test(nodeWatch.text) ? true : undefined,
+        );
+        await until('UPDATE_COMPLETE', async () =>
+          (await magnum()).status === 'UPDATE_COMPLETE' ? true : undefined,
+        );
+      } finally {
+        nodeWatch.stop();
+        podWatch.stop();
+      }
+      const nodeLines = nodeWatch.text.split('\n');
+      const cordoned = nodeLines.findIndex((l) =>
+        new RegExp(`^MODIFIED\\s+${victim}\\s+\\S*SchedulingDisabled`).test(l),
+      );
+      const deleted = nodeLines.findIndex((l) => new RegExp(`^DELETED\\s+${victim}\\s`).test(l));
+      assert.ok(cordoned >= 0, `the node was cordoned:\n${nodeWatch.text}`);
+      assert.ok(cordoned < deleted, 'cordoned before it went away');
+      const evicted = podWatch.text
+        .split('\n')
+        .filter((l) => /^DELETED\s+coredns-/.test(l) && l.includes(victim));
+      assert.equal(evicted.length, 2, `both CoreDNS pods were evicted from the node:\n${podWatch.text}`);
+      const pods = table(
+        await ok(['get', 'pods', '-n', 'kube-system', '-l', 'k8s-app=kube-dns', '-o', 'wide'], kubeconfig),
+      );
+      assert.ok(pods.every((p) => p.NODE !== victim));
+      assert.equal(
+        table(await ok(['get', 'machines', '-l', `cluster.x-k8s.io/deployment-name=${md}`])).length,
+        2,
+      );
+      assert.equal((await magnum()).node_count, 2);
+    });
+
     void test('a tenant sees only its own project: another namespace is forbidden, -A lists only its own', async () => {
       const projects = (
         await user.request<{ projects: { id: string; name: string }[] }>('identity', 'GET', '/auth/projects')
@@ -497,7 +574,7 @@ spec:
       assert.notEqual(refused.code, 0);
       assert.match(refused.stderr, /certificate|x509|Unauthorized/i);
       const fresh = await nodes(await workloadKubeconfig('new-kube'));
-      assert.equal(fresh.size, 7);
+      assert.equal(fresh.size, 6);
     });
   },
 );
