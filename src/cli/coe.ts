@@ -8,6 +8,7 @@ import { CommandFailedError, EXIT_FAILURE, EXIT_OK, EXIT_USAGE, UsageError } fro
 import { describeError } from './describe-error.ts';
 import { addGlobalOptions, effectiveEnv } from './global-options.ts';
 import { MagnumClient } from './magnum-client.ts';
+import { registerBackupCommands } from './commands/backup.ts';
 import { registerCaCommands } from './commands/ca.ts';
 import { registerClusterCommands } from './commands/cluster.ts';
 import { registerTemplateCommands } from './commands/cluster-template.ts';
@@ -78,6 +79,7 @@ export function coeProgram(ctx: CoeContext): Command {
   addGlobalOptions(program);
   const cluster = registerClusterCommands(program, ctx);
   registerTemplateCommands(cluster, ctx);
+  registerBackupCommands(cluster, ctx);
   registerNodeGroupCommands(program, ctx);
   registerCaCommands(program, ctx);
   registerQuotaCommands(program, ctx);

@@ -141,6 +141,11 @@ export class MagnumClient {
     return items.slice(0, query.limit);
   }
 
+  /** A call to a Magnetar extension beside the Magnum API (e.g. `/clusters/{id}/backups`); returns the body. */
+  extension(method: 'GET' | 'POST' | 'DELETE', path: string, body?: unknown): Promise<unknown> {
+    return this.call(method, path, body === undefined ? {} : { body });
+  }
+
   // --- cluster templates ---
   listTemplates(query: ListQuery = {}): Promise<TemplateObject[]> {
     return this.list('/clustertemplates', 'clustertemplates', TemplateWire, query);

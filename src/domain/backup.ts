@@ -195,16 +195,24 @@ export type BackupPolicy = z.infer<typeof BackupPolicySchema>;
 /** Every default of {@link BackupPolicySchema}. */
 export const defaultBackupPolicy: BackupPolicy = Object.freeze(BackupPolicySchema.parse({}));
 
-/** The effective schedule, retention and keep-on-delete of a cluster (labels over policy). */
+/**
+ * The effective schedule, retention and keep-on-delete of a cluster: labels over the policy. An
+ * invalid label is reported in `problems` and the policy's value is used, so a typo never leaves a
+ * cluster without backups.
+ */
 export function clusterBackupSettings(
   policy: BackupPolicy,
   labels: Readonly<Record<string, string>>,
 ): { intervalMs: number | null; retention: number; keepOnDelete: boolean; problems: string[] } {
   const problems: string[] = [];
-  let intervalMs: number | null = null;
-  const sched = parseBackupSchedule(labels[BACKUP_LABELS.schedule] ?? policy.defaultSchedule);
-  if ('error' in sched) problems.push(sched.error);
-  else intervalMs = sched.intervalMs;
+  const fallback = parseBackupSchedule(policy.defaultSchedule);
+  let intervalMs = 'error' in fallback ? null : fallback.intervalMs;
+  const label = labels[BACKUP_LABELS.schedule];
+  if (label !== undefined) {
+    const sched = parseBackupSchedule(label);
+    if ('error' in sched) problems.push(sched.error);
+    else intervalMs = sched.intervalMs;
+  }
   let retention = policy.defaultRetention;
   const ret = labels[BACKUP_LABELS.retention];
   if (ret !== undefined) {

@@ -21,6 +21,7 @@ const TYPES: Record<string, string> = {
   'app.js': 'text/javascript; charset=utf-8',
   'kubeconfig.js': 'text/javascript; charset=utf-8',
   'watch.js': 'text/javascript; charset=utf-8',
+  'backups.js': 'text/javascript; charset=utf-8',
   'app.css': 'text/css; charset=utf-8',
 };
 

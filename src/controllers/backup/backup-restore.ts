@@ -146,9 +146,13 @@ export async function restoreProgress(
         { key: CapiLabels.controlPlane, operator: 'Exists', values: [] },
       ],
     })
-  ).items.filter((m) => !m.metadata.deletionTimestamp);
+  ).items;
   const after = Date.parse(status.rolloutAfter ?? status.startedAt);
-  const fresh = machines.filter((m) => Date.parse(m.metadata.creationTimestamp) >= after && m.status.nodeRef);
+  // Done when only machines built after the restore remain (the old ones are gone, not just leaving).
+  const fresh = machines.filter(
+    (m) =>
+      !m.metadata.deletionTimestamp && Date.parse(m.metadata.creationTimestamp) >= after && m.status.nodeRef,
+  );
   const want = kcp?.spec.replicas ?? 1;
   if (!kcp || (fresh.length >= want && fresh.length === machines.length)) {
     return {

@@ -72,6 +72,7 @@ async function reconcileSchedule(
   if (!mc) return pruneOrphans(ctx, ref);
   if (mc.metadata.deletionTimestamp) return;
   const settings = clusterBackupSettings(deps.policy, mc.spec.labels);
+  for (const p of settings.problems) ctx.log.info({ cluster: mc.metadata.name }, `${p} Using the default.`);
   const backups = await backupsOf(store, mc.metadata.namespace, mc.metadata.uid);
 
   // Retention: the oldest COMPLETE backups beyond the count go (their objects with them).

@@ -4,6 +4,7 @@
 // (CSRF-safe by construction).
 import { makeCsr, kubeconfigYaml } from './kubeconfig.js';
 import { follow } from './watch.js';
+import { backupsView } from './backups.js';
 
 const POLICY = JSON.parse(document.getElementById('policy').textContent);
 const main = document.getElementById('main');
@@ -1252,6 +1253,21 @@ async function projectsMenu() {
     sel.innerHTML = '';
   }
 }
+// ---------- backups (the page itself is in backups.js) ----------
+function backupsPage() {
+  return backupsView({
+    main,
+    api,
+    html,
+    raw,
+    statusClass,
+    announce,
+    when,
+    poll: (ms) => poll(ms, backupsPage),
+    redraw: backupsPage,
+  });
+}
+
 async function route(keepScroll) {
   clearTimeout(timer);
   view = null;
@@ -1298,6 +1314,9 @@ async function route(keepScroll) {
         break;
       case 'operator':
         await operatorView();
+        break;
+      case 'backups':
+        await backupsPage();
         break;
       default:
         await clustersView();
