@@ -102,7 +102,7 @@ void describe(
     }
     async function newPage(): Promise<Page> {
       const page = await context.newPage();
-      page.setDefaultTimeout(30_000);
+      page.setDefaultTimeout(60_000);
       return page;
     }
     async function login(cloud: string): Promise<Page> {

@@ -328,7 +328,8 @@ async function clustersView() {
     )}`;
   const project = session.project && session.project.id;
   if (project) watchOnce(`${CAPI}/namespaces/${encodeURIComponent(project)}/clusters?watch=1`);
-  poll(list.some((c) => statusClass(c.status) === 'busy') ? 2000 : 10000, clustersView);
+  // The watch feed redraws on every change; the timed redraw is only a safety net.
+  poll(list.some((c) => statusClass(c.status) === 'busy') ? 4000 : 20000, clustersView);
 }
 
 // What this page has observed of a cluster's Magnum status, with the time it saw each change.
@@ -563,7 +564,7 @@ async function clusterView(id) {
     document.getElementById('upgrade-submit').disabled = upgrades.length === 0;
   }
   const busy = statusClass(c.status) === 'busy' || ngs.some((n) => statusClass(n.status) === 'busy');
-  poll(busy ? 2000 : 10000, () => clusterView(id));
+  poll(busy ? 4000 : 20000, () => clusterView(id));
 }
 
 // Where a node group's machines are (the list of node groups does not carry their labels).
@@ -1184,7 +1185,7 @@ async function operatorView() {
           </div>`,
     )}`;
   watchOnce(`${CAPI}/clusters?watch=1`);
-  poll(5000, operatorView);
+  poll(10000, operatorView);
 }
 
 // ---------- routing ----------
