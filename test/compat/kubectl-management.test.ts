@@ -16,8 +16,9 @@ import { Capture } from '../cli/helpers.ts';
  * as namespace): apply, get with the CRD columns, scale, label, delete, and `get -w`.
  *
  * Controllers are off: the objects are the test's own, so what kubectl shows is exactly what
- * the API served. The article's end-to-end run (machines of a Magnum cluster replaced by their
- * MachineSet, an applied worker becoming Running) needs the provisioning engine.
+ * the API served. The article's end-to-end run on a cluster built through the Magnum API
+ * (machines replaced by their MachineSet, an applied worker joining, scaling within the
+ * operator's rules) is in kubectl-magnum.test.ts.
  *
  * Skips when kubectl is missing, unless MAGNETAR_REQUIRE_REAL_CLIENTS=1.
  */

@@ -238,6 +238,22 @@ void describe('kubectl on the objects of a Magnum-built cluster', { timeout: 5 *
     assert.equal(workers.length, 3);
   });
 
+  void test('scaling the control plane to an odd count resizes the master node group', async () => {
+    const r = await k8s(
+      'PATCH',
+      `${CP}${ns()}/kubeadmcontrolplanes/${kcp.metadata.name}/scale`,
+      { spec: { replicas: 3 } },
+      mergePatch,
+    );
+    assert.equal(r.status, 200, JSON.stringify(r.body));
+    assert.equal((await group('default-master')).spec.nodeCount, 3);
+    await waitForStatus(h, 'k', 'UPDATE_COMPLETE');
+    const masters = (await capi(h, CapiTypes.Machine)).filter(
+      (m) => 'cluster.x-k8s.io/control-plane' in m.metadata.labels && !m.metadata.deletionTimestamp,
+    );
+    assert.equal(masters.length, 3);
+  });
+
   void test('a Machine naming the node group templates gets its own KubeadmConfig and OpenStackMachine', async () => {
     const osmt = (await capi(h, CapiTypes.OpenStackMachineTemplate)).find((t) =>
       t.metadata.name.startsWith(md.metadata.name),
