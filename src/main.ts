@@ -77,12 +77,6 @@ export async function startMagnetar(options: StartOptions): Promise<Magnetar> {
   // Each module adds its plugin(s) and closers in its own section below.
   // --- wiring: identity ---
   let identity: MagnetarIdentity;
-  // Keystone the controllers authenticate at (the external one in mode keystone).
-  let cloudAuthUrl = () => `${getBaseUrl()}/identity/v3`;
-  if (config.cloud.mode === 'external' && config.identity.mode !== 'keystone')
-    throw new Error(
-      "cloud.mode external: needs identity.mode keystone (tenants' projects must be the real cloud's projects)",
-    );
   if (config.identity.mode === 'keystone') {
     // An external Keystone validates tokens; Magnetar's service user is the configured cloud's user.
     const cloud = loadCloudConfig({ file: config.cloud.cloudsYaml, cloud: config.cloud.cloudName });
@@ -97,7 +91,6 @@ export async function startMagnetar(options: StartOptions): Promise<Magnetar> {
       baseUrl: getBaseUrl,
       clock,
     });
-    cloudAuthUrl = () => keystoneUrl;
   } else {
     const local = await LocalIdentity.open({
       store,
@@ -232,24 +225,8 @@ export async function startMagnetar(options: StartOptions): Promise<Magnetar> {
 
   // --- wiring after listen: controllers, workload emulation ---
 
-  // >>> catalog registration (identity mode keystone): the Magnum API as container-infra
-  if (
-    identity instanceof KeystoneIdentity &&
-    config.identity.registerCatalog !== false &&
-    config.role !== 'controllers'
-  ) {
-    try {
-      const published = await identity.publishCatalog(config.region);
-      for (const p of published) app.log.info({ catalog: p }, `registered ${p.type} at ${p.url}`);
-    } catch (err) {
-      app.log.warn({ err }, 'could not register Magnetar in the external Keystone catalog');
-    }
-  }
-  // <<< catalog registration
-
   // >>> workload emulation (embedded cloud only): the emulated clusters' Kubernetes APIs on loopback ports
-  const emulateWorkload = config.cloud.emulateWorkload ?? config.cloud.mode === 'embedded';
-  if (emulateWorkload && options.controllers !== false && config.role !== 'api') {
+  if (config.cloud.mode === 'embedded' && options.controllers !== false && config.role !== 'api') {
     const {
       WorkloadEmulator,
       StorePki: EmulatorPki,
@@ -290,11 +267,10 @@ export async function startMagnetar(options: StartOptions): Promise<Magnetar> {
       encryptionKey: controllerKey(config.dataDir),
     });
     const clouds = createServiceClouds({
-      authUrl: cloudAuthUrl(),
+      authUrl: `${getBaseUrl()}/identity/v3`,
       issueServiceToken: (projectId) => identity.issueServiceToken(projectId),
       clock,
-      // A real cloud drops connections now and then: retry what is safe to repeat.
-      session: { maxRetries: config.cloud.mode === 'external' ? 3 : 0, timeoutMs: 30_000 },
+      session: { maxRetries: 0, timeoutMs: 30_000 },
     });
     const manager = new ControllerManager({
       store,
@@ -310,7 +286,8 @@ export async function startMagnetar(options: StartOptions): Promise<Magnetar> {
       return {
         policy: defaultBackupPolicy,
         keys: new BackupKeys(store, controllerKey(config.dataDir)),
-        snapshotter: config.cloud.mode === 'embedded' ? emulatedSnapshotter(store) : unavailableSnapshotter(),
+        snapshotter:
+          config.cloud.mode === 'embedded' ? emulatedSnapshotter(store) : unavailableSnapshotter(),
       };
     };
     const reconcilers = createControllers({
@@ -323,7 +300,7 @@ export async function startMagnetar(options: StartOptions): Promise<Magnetar> {
       clock,
       log: silentLogger,
       region: config.region,
-      settings: { endpointAnnotationOnly: emulateWorkload },
+      settings: { endpointAnnotationOnly: config.cloud.mode === 'embedded' },
       // etcd backups (docs/adr): snapshots, schedules, restores, pre-upgrade snapshots.
       backup: await backupDeps(),
     });
