@@ -1342,5 +1342,10 @@ document.getElementById('project-select').addEventListener('change', async (ev) 
   }
 });
 window.addEventListener('hashchange', () => route());
+// The skip link moves the focus without touching the address (which names the page).
+document.querySelector('.skip').addEventListener('click', (ev) => {
+  ev.preventDefault();
+  main.focus();
+});
 if (session) projectsMenu();
 route();
