@@ -34,6 +34,11 @@ export const ConfigSchema = z
         tokenTtlSeconds: z.number().int().positive().default(3600),
         /** External Keystone URL (mode `keystone`). */
         keystoneUrl: z.string().url().optional(),
+        /**
+         * Mode `keystone`: register the Magnum API (`container-infra`) in the external Keystone's
+         * catalog at start, idempotently (needs the admin role). @default true
+         */
+        registerCatalog: z.boolean().optional(),
       })
       .default({ mode: 'local', tokenTtlSeconds: 3600 }),
     cloud: z
@@ -44,6 +49,12 @@ export const ConfigSchema = z
         cloudsYaml: z.string().optional(),
         /** Entry in clouds.yaml. @default magnetar */
         cloudName: z.string().default('magnetar'),
+        /**
+         * Emulate the workload clusters' Kubernetes APIs (docs/workload-emulation.md). Needed when
+         * the servers run no guest: the embedded cloud, or an external cloud whose Nova uses the
+         * fake driver. @default true for `embedded`, false for `external`
+         */
+        emulateWorkload: z.boolean().optional(),
         /** Simulated latency of the embedded cloud's asynchronous transitions, in milliseconds. @default 3000 */
         simulatedLatencyMs: z.number().int().min(0).default(3000),
       })

@@ -76,8 +76,10 @@ export async function startRealMagnetar(): Promise<RealMagnetar> {
           simulatedLatencyMs: 0,
         },
         controllers: { workers: 4, resyncSeconds: 30, leaseTtlSeconds: 15 },
+        // MAGNETAR_TEST_LOG=1 shows the server's log (debugging a run against a real cloud).
+        logLevel: process.env.MAGNETAR_TEST_LOG === '1' ? 'info' : 'silent',
       }),
-      logger: false,
+      logger: process.env.MAGNETAR_TEST_LOG === '1',
     });
     cleanups.push(() => m.close());
 
@@ -120,7 +122,11 @@ export async function startRealMagnetar(): Promise<RealMagnetar> {
     const json = async <T>(t: RealTenant, args: string[]): Promise<T> => {
       const r = await openstack(t, [...args, '-f', 'json']);
       assert.equal(r.code, 0, `openstack ${args.join(' ')} failed: ${r.stderr}`);
-      return JSON.parse(r.stdout) as T;
+      // keystoneauth prints "Request to … failed; retrying" lines before the answer when a
+      // connection drops (the real Keystone does that now and then).
+      const start = r.stdout.search(/^[[{]/m);
+      assert.ok(start >= 0, `openstack ${args.join(' ')}: no JSON in ${r.stdout}`);
+      return JSON.parse(r.stdout.slice(start)) as T;
     };
     return {
       m,
