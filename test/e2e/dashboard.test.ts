@@ -298,15 +298,23 @@ void describe(
         await status.filter({ hasText: /_COMPLETE/ }).waitFor();
       });
 
-      await t.test('on a phone the cluster page fits the screen width', async () => {
+      await t.test('on a phone the cluster, list and create pages fit the screen width', async () => {
+        const overflow = () =>
+          page.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth);
         await page.setViewportSize(PHONE);
-        const overflow = await page.evaluate(
-          () => document.documentElement.scrollWidth - document.documentElement.clientWidth,
-        );
-        assert.ok(overflow <= 0, `the page is ${overflow}px wider than a phone screen`);
+        assert.ok((await overflow()) <= 0, `the cluster page is ${await overflow()}px wider than a phone`);
         await page.evaluate(() => window.scrollTo(0, 0));
         await shot(page, 'phone', false);
+        const here = page.url();
+        await page.getByRole('link', { name: 'Clusters', exact: true }).click();
+        await page.locator('#cluster-list').waitFor();
+        assert.ok((await overflow()) <= 0, `the cluster list is ${await overflow()}px wider than a phone`);
+        await page.getByRole('link', { name: 'Create cluster' }).click();
+        await page.getByLabel('Cluster name').waitFor();
+        assert.ok((await overflow()) <= 0, `the create form is ${await overflow()}px wider than a phone`);
         await page.setViewportSize(LAPTOP);
+        await page.goto(here);
+        await page.getByRole('heading', { name: 'Cluster web1' }).waitFor();
       });
 
       await t.test('the downloaded kubeconfig reaches the cluster API as its admin', async () => {
