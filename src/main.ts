@@ -77,6 +77,12 @@ export async function startMagnetar(options: StartOptions): Promise<Magnetar> {
   // Each module adds its plugin(s) and closers in its own section below.
   // --- wiring: identity ---
   let identity: MagnetarIdentity;
+  // Keystone the controllers authenticate at (the external one in mode keystone).
+  let cloudAuthUrl = () => `${getBaseUrl()}/identity/v3`;
+  if (config.cloud.mode === 'external' && config.identity.mode !== 'keystone')
+    throw new Error(
+      "cloud.mode external: needs identity.mode keystone (tenants' projects must be the real cloud's projects)",
+    );
   if (config.identity.mode === 'keystone') {
     // An external Keystone validates tokens; Magnetar's service user is the configured cloud's user.
     const cloud = loadCloudConfig({ file: config.cloud.cloudsYaml, cloud: config.cloud.cloudName });
@@ -91,6 +97,7 @@ export async function startMagnetar(options: StartOptions): Promise<Magnetar> {
       baseUrl: getBaseUrl,
       clock,
     });
+    cloudAuthUrl = () => keystoneUrl;
   } else {
     const local = await LocalIdentity.open({
       store,
@@ -225,8 +232,24 @@ export async function startMagnetar(options: StartOptions): Promise<Magnetar> {
 
   // --- wiring after listen: controllers, workload emulation ---
 
+  // >>> catalog registration (identity mode keystone): the Magnum API as container-infra
+  if (
+    identity instanceof KeystoneIdentity &&
+    config.identity.registerCatalog !== false &&
+    config.role !== 'controllers'
+  ) {
+    try {
+      const published = await identity.publishCatalog(config.region);
+      for (const p of published) app.log.info({ catalog: p }, `registered ${p.type} at ${p.url}`);
+    } catch (err) {
+      app.log.warn({ err }, 'could not register Magnetar in the external Keystone catalog');
+    }
+  }
+  // <<< catalog registration
+
   // >>> workload emulation (embedded cloud only): the emulated clusters' Kubernetes APIs on loopback ports
-  if (config.cloud.mode === 'embedded' && options.controllers !== false && config.role !== 'api') {
+  const emulateWorkload = config.cloud.emulateWorkload ?? config.cloud.mode === 'embedded';
+  if (emulateWorkload && options.controllers !== false && config.role !== 'api') {
     const {
       WorkloadEmulator,
       StorePki: EmulatorPki,
@@ -267,10 +290,11 @@ export async function startMagnetar(options: StartOptions): Promise<Magnetar> {
       encryptionKey: controllerKey(config.dataDir),
     });
     const clouds = createServiceClouds({
-      authUrl: `${getBaseUrl()}/identity/v3`,
+      authUrl: cloudAuthUrl(),
       issueServiceToken: (projectId) => identity.issueServiceToken(projectId),
       clock,
-      session: { maxRetries: 0, timeoutMs: 30_000 },
+      // A real cloud drops connections now and then: retry what is safe to repeat.
+      session: { maxRetries: config.cloud.mode === 'external' ? 3 : 0, timeoutMs: 30_000 },
     });
     const manager = new ControllerManager({
       store,
@@ -286,21 +310,29 @@ export async function startMagnetar(options: StartOptions): Promise<Magnetar> {
       return {
         policy: defaultBackupPolicy,
         keys: new BackupKeys(store, controllerKey(config.dataDir)),
-        snapshotter:
-          config.cloud.mode === 'embedded' ? emulatedSnapshotter(store) : unavailableSnapshotter(),
+        snapshotter: config.cloud.mode === 'embedded' ? emulatedSnapshotter(store) : unavailableSnapshotter(),
       };
     };
     const reconcilers = createControllers({
       store,
       cloud: (projectId) => clouds.cloud(projectId),
-      userKeypair: (projectId, userId, name) => clouds.userKeypair(projectId, userId, name),
+      // Reading another user's keypair is an admin call: with an external Keystone, make it in
+      // the service user's own project (where it is admin), not the tenant's (where it is member).
+      userKeypair: async (projectId, userId, name) =>
+        clouds.userKeypair(
+          identity instanceof KeystoneIdentity
+            ? ((await identity.serviceProjectId()) ?? projectId)
+            : projectId,
+          userId,
+          name,
+        ),
       pki: controllerPki,
       workload: new WorkloadAccess({ pki: controllerPki, clock }),
       policy: controllerPolicy,
       clock,
       log: silentLogger,
       region: config.region,
-      settings: { endpointAnnotationOnly: config.cloud.mode === 'embedded' },
+      settings: { endpointAnnotationOnly: emulateWorkload },
       // etcd backups (docs/adr): snapshots, schedules, restores, pre-upgrade snapshots.
       backup: await backupDeps(),
     });

@@ -92,6 +92,7 @@ export class KeystoneIdentity implements MagnetarIdentity {
   private readonly serviceAccounts = new Map<string, Cached<boolean>>();
   private readonly scopedServiceTokens = new Map<string, Cached<ServiceToken>>();
   private serviceToken: Cached<string> | undefined;
+  private homeProjectId: string | undefined;
 
   constructor(private readonly options: KeystoneIdentityOptions) {
     const url = options.keystoneUrl.replace(/\/+$/, '');
@@ -104,6 +105,15 @@ export class KeystoneIdentity implements MagnetarIdentity {
 
   get baseUrl(): string {
     return this.options.baseUrl();
+  }
+
+  /**
+   * The project the service user logs in to (e.g. `service`), where it holds its own roles:
+   * admin reads that are not about one tenant project (another user's keypair) are made there.
+   */
+  async serviceProjectId(): Promise<string | undefined> {
+    if (!this.homeProjectId) await this.service();
+    return this.homeProjectId;
   }
 
   registerService(reg: ServiceRegistration): void {
@@ -235,6 +245,8 @@ export class KeystoneIdentity implements MagnetarIdentity {
     const now = this.clock.now();
     const expiresAtMs = body.success ? Date.parse(body.data.token.expires_at) : now + 60_000;
     // Renew well before expiry so a token is never used in its last minutes.
+    if (!projectId && body.success && body.data.token.project)
+      this.homeProjectId = body.data.token.project.id;
     return { token, expiresAtMs, untilMs: Math.max(now, Math.min(expiresAtMs - 120_000, now + 3_600_000)) };
   }
 
