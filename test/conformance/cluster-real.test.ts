@@ -14,6 +14,7 @@ import type { RealTenant } from './real-openstack.ts';
  */
 const skip = realSkipReason();
 const required = process.env.MAGNETAR_REQUIRE_REAL_OPENSTACK === '1';
+const full = process.env.MAGNETAR_REAL_OPENSTACK_FULL === '1';
 
 void describe('a cluster on real OpenStack services through openstack coe', { timeout: 20 * 60_000 }, () => {
   let r: RealMagnetar;
@@ -60,7 +61,9 @@ void describe('a cluster on real OpenStack services through openstack coe', { ti
       '--dns-nameserver',
       '8.8.8.8',
       '--labels',
-      'kube_tag=v1.32.5',
+      // Octavia's no-op network driver answers a VIP port Neutron does not have, so no floating
+      // IP can be associated with it; a cloud with real drivers keeps the API floating IP.
+      full ? 'kube_tag=v1.32.5' : 'kube_tag=v1.32.5,master_lb_floating_ip_enabled=false',
       template,
     ]);
     assert.match(created.uuid, /^[0-9a-f-]{36}$/);
@@ -98,7 +101,7 @@ void describe('a cluster on real OpenStack services through openstack coe', { ti
     const inv = await r.admin.inventory(t.projectId);
     assert.equal(inv.servers!.length, 4, JSON.stringify(inv));
     assert.equal(inv.loadbalancers!.length, 1);
-    assert.equal(inv.floatingips!.length, 1);
+    assert.equal(inv.floatingips!.length, full ? 1 : 0);
     assert.equal(inv.routers!.length, 1);
     assert.ok(inv.networks!.length >= 1);
     assert.ok(inv.security_groups!.length >= 2, 'control-plane and worker security groups');

@@ -70,7 +70,7 @@ void describe('external identity against the real Keystone', { skip: skip ?? fal
     const moved = await identity.publishCatalog('RegionOne', [type]);
     assert.deepEqual(moved[0]?.endpoints, { public: 'updated', internal: 'updated', admin: 'updated' });
     const eps = await admin.get<{ endpoints: { url: string }[] }>('identity', '/endpoints', {
-      service_id: first[0]!.serviceId,
+      service_id: first[0].serviceId,
     });
     assert.deepEqual(
       eps.endpoints.map((e) => e.url),

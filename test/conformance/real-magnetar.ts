@@ -6,6 +6,7 @@ import { join } from 'node:path';
 import { stringify as toYaml } from 'yaml';
 import { testConfig } from '../../src/cli/load-config.ts';
 import { startMagnetar, type Magnetar } from '../../src/main.ts';
+import { CapiTypes, MagnumTypes } from '../../src/domain/index.ts';
 import { RealCloudAdmin, realSleep, type RealTenant, type SharedFixtures } from './real-openstack.ts';
 
 /**
@@ -147,6 +148,18 @@ export async function startRealMagnetar(): Promise<RealMagnetar> {
         let last: Record<string, unknown> = {};
         while (Date.now() < until) {
           last = await json<Record<string, unknown>>(t, ['coe', 'cluster', 'show', cluster]);
+          if (process.env.MAGNETAR_TEST_LOG === '1') {
+            console.log(`# ${cluster}: ${String(last.status)} ${String(last.status_reason)}`);
+            for (const type of [
+              MagnumTypes.Cluster,
+              CapiTypes.Cluster,
+              CapiTypes.OpenStackCluster,
+              CapiTypes.Machine,
+            ]) {
+              for (const o of (await m.store.list(type, { namespace: t.projectId })).items)
+                console.log(`#   ${type} ${o.metadata.name} ${JSON.stringify(o.status).slice(0, 600)}`);
+            }
+          }
           if (!String(last.status).endsWith('_IN_PROGRESS')) return last;
           await realSleep(3000);
         }

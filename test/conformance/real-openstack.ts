@@ -475,7 +475,8 @@ export class RealCloudAdmin {
    * the user and the project. Returns what had to be swept (empty when the test cleaned up).
    */
   async dropTenant(t: RealTenant): Promise<Record<string, string[]>> {
-    const left = await this.inventory(t.projectId).catch(() => ({}) as Record<string, string[]>);
+    const nothing: Record<string, string[]> = {};
+    const left = await this.inventory(t.projectId).catch(() => nothing);
     const quiet = async (fn: () => Promise<unknown>) => {
       try {
         await deleteIgnoringNotFound(fn);
@@ -493,9 +494,11 @@ export class RealCloudAdmin {
       await quiet(() => a.request('network', 'DELETE', `/v2.0/floatingips/${id}`));
     await this.waitGone(t.projectId, ['servers', 'loadbalancers'], 120_000).catch(() => undefined);
     for (const id of left.routers ?? []) {
-      const ports = await this.get<{
-        ports: { id: string; device_owner: string; fixed_ips: { subnet_id: string }[] }[];
-      }>('network', '/v2.0/ports', { device_id: id }).catch(() => ({ ports: [] }));
+      type RouterPorts = { ports: { id: string; device_owner: string }[] };
+      const none: RouterPorts = { ports: [] };
+      const ports = await this.get<RouterPorts>('network', '/v2.0/ports', { device_id: id }).catch(
+        () => none,
+      );
       for (const port of ports.ports.filter((x) => x.device_owner === 'network:router_interface'))
         await quiet(() =>
           a.request('network', 'PUT', `/v2.0/routers/${id}/remove_router_interface`, {
@@ -504,7 +507,7 @@ export class RealCloudAdmin {
         );
       await quiet(() => a.request('network', 'DELETE', `/v2.0/routers/${id}`));
     }
-    const after = await this.inventory(t.projectId).catch(() => ({}) as Record<string, string[]>);
+    const after = await this.inventory(t.projectId).catch(() => nothing);
     for (const id of after.ports ?? [])
       await quiet(() => a.request('network', 'DELETE', `/v2.0/ports/${id}`));
     for (const id of after.networks ?? [])
