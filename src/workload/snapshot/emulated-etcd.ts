@@ -81,7 +81,7 @@ function entryOf(kind: Kind, capiName: string, o: ApiObject): Entry {
     kind === 'Namespace'
       ? o.metadata.name.slice(capiName.length + 1)
       : o.metadata.name.slice(capiName.length + 1 + namespace.length + 1);
-  const object = ((o.spec as { object?: Record<string, unknown> }).object ?? {});
+  const object = (o.spec as { object?: Record<string, unknown> }).object ?? {};
   const key =
     kind === 'Namespace'
       ? `/registry/namespaces/${name}`
