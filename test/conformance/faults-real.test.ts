@@ -10,16 +10,19 @@ import { startRealMagnetar, type RealMagnetar } from './real-magnetar.ts';
  * cluster leaves nothing behind.
  */
 const skip = realSkipReason();
+// CI (MAGNETAR_REQUIRE_REAL_OPENSTACK=1) fails instead of skipping.
+const required = process.env.MAGNETAR_REQUIRE_REAL_OPENSTACK === '1';
 
 void describe(
   'cloud faults on real OpenStack services',
-  { skip: skip ?? false, timeout: 15 * 60_000 },
+  { skip: (!required && skip) || false, timeout: 15 * 60_000 },
   () => {
     let r: RealMagnetar;
     let t: RealTenant;
     const name = `fault-${randomBytes(2).toString('hex')}`;
 
     before(async () => {
+      if (skip) assert.fail(`the real OpenStack services are required: ${skip}`);
       r = await startRealMagnetar();
       t = await r.newTenant('magnetar-fault');
       const key = await r.openstack(t, ['keypair', 'create', `${name}-key`]);
