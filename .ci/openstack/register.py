@@ -10,13 +10,14 @@ An existing user keeps its password (changing it would invalidate the running se
 import os
 import sys
 
-from keystoneauth1 import session
+from keystoneauth1 import exceptions, session
 from keystoneauth1.identity import v3
 
 auth = v3.Password(auth_url=os.environ["OS_AUTH_URL"], username=os.environ["OS_USERNAME"],
                    password=os.environ["OS_PASSWORD"], project_name=os.environ["OS_PROJECT_NAME"],
                    user_domain_name="Default", project_domain_name="Default")
-ks = session.Session(auth=auth)
+# Keystone under uwsgi now and then resets a reused connection: retry the request on a new one.
+ks = session.Session(auth=auth, connect_retries=8)
 EP = {"service_type": "identity", "interface": "public"}
 
 
@@ -30,7 +31,12 @@ def post(path, body):
 
 def one(path, key, name, create):
     found = [x for x in get(path + "?name=" + name, key) if x["name"] == name]
-    return found[0] if found else post(path, {key[:-1]: create})[key[:-1]]
+    if found:
+        return found[0]
+    try:
+        return post(path, {key[:-1]: create})[key[:-1]]
+    except exceptions.Conflict:  # a retried create that had gone through the first time
+        return [x for x in get(path + "?name=" + name, key) if x["name"] == name][0]
 
 
 password = sys.argv[1]

@@ -104,6 +104,9 @@ lazy-apps = true
 enable-threads = true
 die-on-term = true
 buffer-size = 65535
+# uwsgi's http-socket closes every connection after its response; say so, or clients that reuse
+# connections (keystoneauth, Node's fetch) meet resets
+add-header = Connection: close
 uid = $2
 gid = $2
 chdir = $OS_BASE
