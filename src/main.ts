@@ -11,7 +11,7 @@ import {
   LocalIdentity,
   type MagnetarIdentity,
 } from './identity/index.ts';
-import { loadCloudConfig } from './cloud/index.ts';
+import { createCloudLookup, loadCloudConfig } from './cloud/index.ts';
 import { identityRoutes } from './api/identity/index.ts';
 import { magnumRoutes, seedPublicTemplates } from './api/magnum/index.ts';
 import { StorePki, loadOrCreateKey } from './workload/index.ts';
@@ -148,6 +148,11 @@ export async function startMagnetar(options: StartOptions): Promise<Magnetar> {
   }
 
   // --- wiring: Magnum v1 API ---
+  const magnumCloud = createCloudLookup({
+    // The Keystone that issued the callers' tokens: each is exchanged there for its project's catalog.
+    authUrl: () => cloudAuthUrl(),
+  });
+  closers.push(() => Promise.resolve(magnumCloud.close()));
   identity.registerService({
     type: 'container-infra',
     name: 'magnum',
@@ -163,7 +168,8 @@ export async function startMagnetar(options: StartOptions): Promise<Magnetar> {
       policy: defaultPolicy,
       baseUrl: getBaseUrl,
       pki: new StorePki({ store, clock, encryptionKey: loadOrCreateKey(config.dataDir) }),
-      // TODO(integration): cloud: a CloudLookup over the embedded or external cloud (resource checks are skipped without it).
+      // Images, flavors, keypairs and networks are checked as the caller sees them, before the 202.
+      cloud: magnumCloud,
     }),
   });
   {

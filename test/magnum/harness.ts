@@ -153,6 +153,31 @@ export class Harness {
       headers: { 'x-auth-token': this.tokens.admin, 'x-subject-token': this.tokens.demo },
     });
     this.users.demo = ((await me2.json()) as { token: { user: { id: string } } }).token.user.id;
+    // Keypairs belong to users and cluster create checks them: every caller gets the ones the tests name.
+    for (const who of ['admin', 'demo', 'sa', 'otherSa'] as const) {
+      for (const name of ['my-keypair', 'k', 'kp']) await this.createKeypair(who, name);
+    }
+  }
+
+  /** A keypair of `who` in the embedded cloud, as `openstack keypair create` makes it. */
+  async createKeypair(who: Who, name: string): Promise<void> {
+    const catalog = await fetch(`${this.url}/identity/v3/auth/catalog`, {
+      headers: { 'x-auth-token': this.tokens[who] },
+    });
+    const compute = (
+      (await catalog.json()) as {
+        catalog: { type: string; endpoints: { interface: string; url: string }[] }[];
+      }
+    ).catalog
+      .find((s) => s.type === 'compute')!
+      .endpoints.find((e) => e.interface === 'public')!.url;
+    const res = await fetch(`${compute}/os-keypairs`, {
+      method: 'POST',
+      headers: { 'x-auth-token': this.tokens[who], 'content-type': 'application/json' },
+      body: JSON.stringify({ keypair: { name } }),
+    });
+    if (res.status !== 200 && res.status !== 201)
+      throw new Error(`keypair ${name} of ${who}: ${res.status} ${await res.text()}`);
   }
 
   /** One HTTP call to Magnetar. */
