@@ -36,11 +36,9 @@ const scalar = z.union([z.string(), z.number(), z.boolean()]);
 export const labelsSchema = z.record(z.string(), scalar);
 
 /** A comma-separated list of IP addresses (`dns_nameserver`). */
-const dnsList = z
-  .string()
-  .refine((v) => v.split(',').every((ip) => isIP(ip.trim()) !== 0), {
-    message: 'must be a comma-separated list of IP addresses',
-  });
+const dnsList = z.string().refine((v) => v.split(',').every((ip) => isIP(ip.trim()) !== 0), {
+  message: 'must be a comma-separated list of IP addresses',
+});
 
 const opt = <T extends z.ZodType>(t: T) => t.nullable().optional();
 
