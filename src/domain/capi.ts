@@ -82,6 +82,8 @@ export const CapiAnnotations = {
   workloadEndpoint: 'workload.magnetar.io/endpoint',
   /** On a MachineSet/KCP Machine: the reason the owner chose to replace it (for status messages). */
   replacedBecause: 'magnetar.io/replaced-because',
+  /** On the CAPI Cluster: the Magnum cluster's name (kubeconfig contexts, the CA's subject). */
+  displayName: 'magnetar.io/display-name',
 } as const;
 
 /** Finalizers. */

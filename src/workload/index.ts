@@ -27,7 +27,6 @@ export {
   WorkloadAccess,
   workloadEndpointOf,
   pkiRefOf,
-  DISPLAY_NAME_ANNOTATION,
   type WorkloadAccessOptions,
   type ClientCredentialSource,
 } from './client/workload-access.ts';

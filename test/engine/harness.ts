@@ -9,7 +9,6 @@ import {
   ManualClock,
   defaultBackupPolicy,
   MagnumTypes,
-  silentLogger,
   magnumStatus,
   type ApiObject,
   type MagnumClusterObject,
@@ -17,12 +16,6 @@ import {
 } from '../../src/domain/index.ts';
 import { startMagnetar, type Magnetar } from '../../src/main.ts';
 import { SqliteStore, type ObjectStore } from '../../src/store/index.ts';
-import { StorePki, WorkloadEmulator, loadOrCreateKey } from '../../src/workload/index.ts';
-import { readFileSync } from 'node:fs';
-
-function mainStartsEmulator(): boolean {
-  return readFileSync(new URL('../../src/main.ts', import.meta.url), 'utf8').includes('new WorkloadEmulator');
-}
 
 /**
  * A whole Magnetar (identity, embedded cloud, Magnum API, controllers, workload emulation) on
@@ -57,27 +50,14 @@ export async function startHarness(
     dataDir: dir,
     cloud: { mode: 'embedded', cloudName: 'magnetar', simulatedLatencyMs: options.latencyMs ?? 0 },
   });
-  let emulator: WorkloadEmulator | undefined;
-  const start = async () => {
-    const started = await startMagnetar({
+  const start = () =>
+    startMagnetar({
       config,
       clock,
       store,
       logger: false,
       ...(options.controllers === false ? { controllers: false } : {}),
     });
-    // TODO(integration): remove once src/main.ts starts the workload emulator.
-    if (!mainStartsEmulator()) {
-      emulator = new WorkloadEmulator({
-        store,
-        pki: new StorePki({ store, clock, encryptionKey: loadOrCreateKey(dir) }),
-        clock,
-        log: silentLogger,
-      });
-      await emulator.start();
-    }
-    return started;
-  };
   let m = await start();
   const session = (cloud: string) =>
     new Session(loadCloudConfig({ cloud, env: { OS_CLIENT_CONFIG_FILE: join(dir, 'clouds.yaml') } }), {
@@ -116,7 +96,6 @@ export async function startHarness(
     async restart() {
       user.close();
       admin.close();
-      await emulator?.stop();
       await m.close();
       m = await start();
       user = session('magnetar-demo-sa');
@@ -125,7 +104,6 @@ export async function startHarness(
     async close() {
       user.close();
       admin.close();
-      await emulator?.stop();
       await m.close();
       await store.close();
       rmSync(dir, { recursive: true, force: true });

@@ -5,6 +5,7 @@ import {
   CapiConditions,
   CapiLabels,
   CapiReasons,
+  CapiAnnotations,
   CapiTypes,
   bootstrapTokenOf,
   secretValue,
@@ -33,9 +34,6 @@ import { renderCloudInit, type BootstrapRole, type PkiFile } from './cloud-init.
 
 /** Finalizer Magnetar keeps on KubeadmConfigs so their data Secret is removed with them. */
 export const KUBEADM_CONFIG_FINALIZER = 'kubeadmconfig.bootstrap.cluster.x-k8s.io';
-
-/** Annotation on the CAPI Cluster: the name the cluster's CAs carry as subject CN. */
-export const DISPLAY_NAME_ANNOTATION = 'magnetar.io/display-name';
 
 /**
  * The kubeadm bootstrap controller: renders each machine's cloud-init into a Secret named after
@@ -144,7 +142,7 @@ async function reconcileConfig(
   const pkiRef = {
     namespace: cluster.metadata.namespace,
     name: cluster.metadata.name,
-    displayName: cluster.metadata.annotations[DISPLAY_NAME_ANNOTATION] ?? cluster.metadata.name,
+    displayName: cluster.metadata.annotations[CapiAnnotations.displayName] ?? cluster.metadata.name,
   };
   const material = await env.deps.pki.kubeadmMaterial(pkiRef);
   const pki: PkiFile[] | undefined =

@@ -19,7 +19,6 @@ import {
   type OpenStackMachineSpec,
 } from '../../domain/index.ts';
 import { shortHash } from '../common/hash.ts';
-import { DISPLAY_NAME_ANNOTATION } from '../kubeadm-config/kubeadm-config-controller.ts';
 import type { EngineSettings } from '../deps.ts';
 import { isMaster, keypairCopyName, labelOf, magnumLabels, type MagnumNames } from './magnum-names.ts';
 
@@ -349,7 +348,7 @@ export function renderCluster(input: RenderInput): DesiredCluster {
           name: names.capi,
           namespace: ns,
           labels: base,
-          annotations: { [DISPLAY_NAME_ANNOTATION]: cluster.metadata.name },
+          annotations: { [CapiAnnotations.displayName]: cluster.metadata.name },
         },
         spec: clusterSpec,
       },

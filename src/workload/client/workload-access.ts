@@ -8,9 +8,6 @@ import { WorkloadClient } from './workload-client.ts';
  * cluster PKI.
  */
 
-/** Annotation on the CAPI Cluster with the Magnum cluster's name (the CA subject). */
-export const DISPLAY_NAME_ANNOTATION = 'magnetar.io/display-name';
-
 /** The part of the PKI access needs. */
 export interface ClientCredentialSource {
   clientTlsOptions(cluster: PkiClusterRef): Promise<ClientTlsOptions>;
@@ -51,7 +48,7 @@ export function pkiRefOf(cluster: CapiClusterLike): PkiClusterRef {
   return {
     namespace: cluster.metadata.namespace,
     name: cluster.metadata.name,
-    displayName: cluster.metadata.annotations?.[DISPLAY_NAME_ANNOTATION] ?? cluster.metadata.name,
+    displayName: cluster.metadata.annotations?.[CapiAnnotations.displayName] ?? cluster.metadata.name,
   };
 }
 
