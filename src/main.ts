@@ -3,7 +3,7 @@ import type { FastifyInstance } from 'fastify';
 import { resolve } from 'node:path';
 import { buildServer, type MountedPlugin } from './api/index.ts';
 import { defaultPolicy, systemClock, type Clock, type Config } from './domain/index.ts';
-import { SqliteStore, type ObjectStore } from './store/index.ts';
+import { SqliteStore, startFeedCompaction, type ObjectStore } from './store/index.ts';
 import {
   BOOTSTRAP,
   KeystoneIdentity,
@@ -225,8 +225,6 @@ export async function startMagnetar(options: StartOptions): Promise<Magnetar> {
   }
 
   void getBaseUrl;
-  void clock;
-
   const app = await buildServer({
     config,
     plugins,
@@ -237,6 +235,10 @@ export async function startMagnetar(options: StartOptions): Promise<Magnetar> {
   if (!config.publicUrl && addr && typeof addr === 'object') baseUrl = `http://${config.host}:${addr.port}`;
 
   // --- wiring after listen: controllers, workload emulation ---
+
+  // >>> revision feed compaction: the feed keeps at least five minutes of history, not all of it
+  closers.push(startFeedCompaction({ store, clock, log: app.log.child({ component: 'store' }) }));
+  // <<< revision feed compaction
 
   // >>> catalog registration (identity mode keystone): the Magnum API as container-infra
   if (
@@ -289,7 +291,7 @@ export async function startMagnetar(options: StartOptions): Promise<Magnetar> {
       StorePki: ControllerStorePki,
       loadOrCreateKey: controllerKey,
     } = await import('./workload/index.ts');
-    const { silentLogger, defaultPolicy: controllerPolicy } = await import('./domain/index.ts');
+    const { defaultPolicy: controllerPolicy } = await import('./domain/index.ts');
     const controllerPki = new ControllerStorePki({
       store,
       clock,
@@ -305,6 +307,8 @@ export async function startMagnetar(options: StartOptions): Promise<Magnetar> {
     const manager = new ControllerManager({
       store,
       clock,
+      // reconcile failures, retries and relists reach the operator's log
+      log: app.log.child({ component: 'controllers' }),
       workers: config.controllers.workers,
       resyncMs: config.controllers.resyncSeconds * 1000,
       leaseTtlMs: config.controllers.leaseTtlSeconds * 1000,
@@ -336,7 +340,7 @@ export async function startMagnetar(options: StartOptions): Promise<Magnetar> {
       workload: new WorkloadAccess({ pki: controllerPki, clock }),
       policy: controllerPolicy,
       clock,
-      log: silentLogger,
+      log: app.log.child({ component: 'controllers' }),
       region: config.region,
       settings: { endpointAnnotationOnly: emulateWorkload },
       // etcd backups (docs/adr): snapshots, schedules, restores, pre-upgrade snapshots.

@@ -1,3 +1,4 @@
 export type * from './types.ts';
 export { SqliteStore, type SqliteStoreOptions } from './sqlite/sqlite-store.ts';
 export { PostgresStore, type PostgresStoreOptions } from './postgres/index.ts';
+export { startFeedCompaction, type FeedCompactionOptions } from './feed-compaction.ts';

@@ -3,13 +3,15 @@ import assert from 'node:assert/strict';
 import {
   ConflictError,
   InputError,
+  ManualClock,
+  silentLogger,
   NotFoundError,
   parseLabelSelector,
   selectorFromSpec,
   type ApiObject,
   type NewObject,
 } from '../../src/domain/index.ts';
-import type { ObjectStore, WatchEvent } from '../../src/store/index.ts';
+import { startFeedCompaction, type ObjectStore, type WatchEvent } from '../../src/store/index.ts';
 
 /**
  * The documented semantics of `ObjectStore`, run against every engine. One store serves the
@@ -575,6 +577,30 @@ export function storeSuite(
         // a later, smaller compaction does not move the mark back
         await store.compact(rev + 1);
         await assert.rejects(feedSince(rev + 1), ConflictError);
+      });
+
+      test('periodic compaction keeps one period of history: a watcher within it resumes, an older one is Expired', async () => {
+        const clock = new ManualClock();
+        const stop = startFeedCompaction({ store, clock, log: silentLogger, retainMs: 60_000 });
+        try {
+          await clock.advance(0);
+          await store.create(widget('early'));
+          const seen = await store.currentRevision();
+          await clock.advance(60_000); // remembers the head; nothing is dropped yet
+          assert.equal((await feedSince(seen - 1)).length, 1);
+          await store.create(widget('late'));
+          await clock.advance(60_000); // drops what was written before the previous period
+          await assert.rejects(
+            feedSince(seen - 1),
+            (e: unknown) => e instanceof ConflictError && e.code === 'Expired',
+          );
+          assert.deepEqual(
+            (await feedSince(seen)).map((e) => e.object.metadata.name),
+            ['late'],
+          );
+        } finally {
+          await stop();
+        }
       });
 
       test('onChange fires after a write and stops after unsubscribing', async () => {
