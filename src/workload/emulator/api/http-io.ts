@@ -13,6 +13,7 @@ import {
   type Logger,
   type Printer,
 } from '../../../domain/index.ts';
+import { decodeKubeProtobuf, KUBE_PROTOBUF } from './protobuf.ts';
 
 /**
  * Request/response plumbing of the emulated API server: the caller's identity from its client
@@ -47,7 +48,10 @@ export function isAdmin(caller: Caller): boolean {
 
 const MAX_BODY = 3 * 1024 * 1024;
 
-/** Read a JSON body (undefined when empty). */
+/**
+ * Read a request body (undefined when empty): JSON, or Kubernetes' protobuf encoding for the
+ * kinds {@link decodeKubeProtobuf} reads (what `kubectl create` sends).
+ */
 export async function readJson(req: IncomingMessage): Promise<unknown> {
   const chunks: Buffer[] = [];
   let size = 0;
@@ -57,7 +61,10 @@ export async function readJson(req: IncomingMessage): Promise<unknown> {
       throw new PayloadTooLargeError('the request body is too large', { code: 'RequestEntityTooLarge' });
     chunks.push(chunk as Buffer);
   }
-  const text = Buffer.concat(chunks).toString('utf8').trim();
+  const raw = Buffer.concat(chunks);
+  if (req.headers['content-type']?.split(';')[0]?.trim() === KUBE_PROTOBUF)
+    return raw.length === 0 ? undefined : decodeKubeProtobuf(raw);
+  const text = raw.toString('utf8').trim();
   if (text === '') return undefined;
   try {
     return JSON.parse(text);
