@@ -327,7 +327,9 @@ export class ControllerManager {
           const failures = c.q.failed(key);
           const delay = backoffDelay(failures, this.backoffBaseMs, this.backoffCapMs, this.random);
           this.later(c, key, ref, delay);
-          log.warn({ err, failures, retryInMs: delay }, 'reconcile failed; retrying with backoff');
+          // a stale write is how optimistic concurrency says "read again": not worth a warning
+          const level = err instanceof ConflictError && err.code !== 'Expired' ? 'debug' : 'warn';
+          log[level]({ err, failures, retryInMs: delay }, 'reconcile failed; retrying with backoff');
         }
       }
     } finally {
