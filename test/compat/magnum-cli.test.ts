@@ -109,6 +109,30 @@ void describe('openstack coe against the Magnum v1 façade', { skip, timeout: 30
     assert.match(table.stdout, /\| keypair_id +\| - +\|/); // None prints as '-'
   });
 
+  void test('a keypair the service account does not have is refused before anything is created; openstack keypair create makes it', async () => {
+    const args = ['coe', 'cluster', 'create', '--cluster-template', 'k8s-v1.32', '--master-count', '3'];
+    const flavors = ['--master-flavor', 'm1.medium', '--node-count', '3', '--flavor', 'm1.medium'];
+    const missing = await openstack([
+      ...args,
+      ...flavors,
+      '--keypair',
+      'my-keypair',
+      'production-kubernetes',
+    ]);
+    assertHttpError(missing, 404, /Unable to find keypair my-keypair: keypairs belong to a user/);
+    const list = await openstack(['coe', 'cluster', 'list', '-f', 'value']);
+    assert.equal(list.stdout.trim(), '', 'nothing was created');
+    // the guide's prerequisite, with the same real client
+    const kp = await openstack([
+      'keypair',
+      'create',
+      'my-keypair',
+      '--private-key',
+      join(dataDir, 'my-keypair.pem'),
+    ]);
+    assert.equal(kp.code, 0, kp.stderr);
+  });
+
   void test('cluster create with the guide arguments is accepted and prints the uuid', async () => {
     const r = await openstack([
       'coe',
@@ -227,7 +251,7 @@ void describe('openstack coe against the Magnum v1 façade', { skip, timeout: 30
       '--flavor',
       'm1.medium',
       '--keypair',
-      'k',
+      'my-keypair',
       'even',
     ]);
     assertHttpError(even, 400, /Master nodegroup size of 2 is invalid, size cannot be an even number/);
@@ -246,7 +270,7 @@ void describe('openstack coe against the Magnum v1 façade', { skip, timeout: 30
       '--flavor',
       'm1.medium',
       '--keypair',
-      'k',
+      'my-keypair',
       'big',
     ]);
     assertHttpError(
