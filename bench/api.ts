@@ -109,6 +109,20 @@ async function benchEngine(engine: 'sqlite' | 'postgres', storeUrl: string | und
       clustertemplates: { uuid: string }[];
     };
     const tpl = templates.clustertemplates[0]!.uuid;
+    // cluster create checks the creator's keypair in the cloud
+    const catalog = (await json(
+      await fetch(`${m.url}/identity/v3/auth/catalog`, { headers: h(saToken) }),
+    )) as { catalog: { type: string; endpoints: { interface: string; url: string }[] }[] };
+    const compute = catalog.catalog
+      .find((s) => s.type === 'compute')!
+      .endpoints.find((e) => e.interface === 'public')!.url;
+    await json(
+      await fetch(`${compute}/os-keypairs`, {
+        method: 'POST',
+        headers: h(saToken),
+        body: JSON.stringify({ keypair: { name: 'bench' } }),
+      }),
+    );
     let lastUuid = '';
     const t0 = Date.now();
     for (let i = 0; i < CLUSTERS; i++) {
