@@ -291,7 +291,9 @@ NC="--config-file $OS_BASE/etc/nova.conf"
 run nova-conductor nova /usr/bin/nova-conductor $NC
 run nova-scheduler nova /usr/bin/nova-scheduler $NC
 # nova-compute without its hypervisor packages: the same entry point from python3-nova
-run nova-compute nova /usr/bin/python3 -c 'import sys; sys.argv[0] = "nova-compute"; from nova.cmd.compute import main; sys.exit(main())' $NC
+# (started through python3 -c, oslo.log would name its file "<string>.log", shared with cinder-volume)
+run nova-compute nova /usr/bin/python3 -c 'import sys; sys.argv[0] = "nova-compute"; from nova.cmd.compute import main; sys.exit(main())' $NC \
+  --log-file "$OS_BASE/log/nova-compute.log"
 run nova-api nova /usr/bin/nova-api $NC
 
 # --- Octavia: no-op amphora, compute and network drivers -----------------------------------------
@@ -385,12 +387,19 @@ chown root:cinder "$OS_BASE/etc/cinder.conf"; chmod 0640 "$OS_BASE/etc/cinder.co
 as cinder "cinder-manage --config-file $OS_BASE/etc/cinder.conf db sync"
 CC="--config-file $OS_BASE/etc/cinder.conf"
 run cinder-scheduler cinder /usr/bin/cinder-scheduler $CC
-run cinder-volume cinder /usr/bin/python3 -c 'import sys; sys.argv[0] = "cinder-volume"; from cinder.cmd.volume import main; sys.exit(main())' $CC
+run cinder-volume cinder /usr/bin/python3 -c 'import sys; sys.argv[0] = "cinder-volume"; from cinder.cmd.volume import main; sys.exit(main())' $CC \
+  --log-file "$OS_BASE/log/cinder-volume.log"
 run cinder-api cinder /usr/bin/cinder-api $CC
 
 # --- readiness, the agent row of the first compute host, two more hosts (three zones) -------------
 for port in 9292 8778 9696 8774 9876 8776; do await "http://127.0.0.1:$port/" 120; done
 "$HERE/compute-hosts.sh" "$OS_BASE/etc/nova.conf" 3 "$OS_BASE/run" >&2
 openstack volume type show fake >/dev/null 2>&1 || openstack volume type create --public --property volume_backend_name=fake fake >/dev/null
+for _ in $(seq 1 60); do
+  openstack volume service list -f value -c Binary -c State 2>/dev/null | grep -q "cinder-volume up" && break
+  sleep 2
+done
+openstack volume service list -f value -c Binary -c State 2>/dev/null | grep -q "cinder-volume up" ||
+  { say "cinder-volume is not up:"; tail -n 20 "$OS_BASE/log/cinder-volume.out" "$OS_BASE/log/cinder-volume.log" >&2; exit 1; }
 say "ready"
 echo "$OS_BASE/admin-openrc"
