@@ -8,6 +8,8 @@ export interface FeedCompactionOptions {
   log: Logger;
   /** How much history the revision feed keeps, at least. @default 5 minutes (as kube-apiserver compacts etcd) */
   retainMs?: number;
+  /** Called after each period's work is done (tests wait on it). */
+  afterTick?: () => void;
 }
 
 /**
@@ -35,6 +37,7 @@ export function startFeedCompaction(options: FeedCompactionOptions): () => Promi
     } catch (err) {
       log.warn({ err }, 'revision feed compaction failed; trying again next period');
     }
+    options.afterTick?.();
   };
   const schedule = () => {
     cancel = clock.setTimer(() => {

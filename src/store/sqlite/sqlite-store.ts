@@ -269,6 +269,13 @@ export class SqliteStore implements ObjectStore {
         where.push('namespace = ?');
         params.push(options.namespace);
       }
+      // An equality requirement narrows the rows through the label index; the selector is still
+      // checked on each row below.
+      const equal = options.labelSelector?.find((r) => r.operator === 'In' && r.values.length === 1);
+      if (equal) {
+        where.push('seq IN (SELECT seq FROM object_labels WHERE type = ? AND key = ? AND value = ?)');
+        params.push(type, equal.key, equal.values[0]!);
+      }
       if (cursor !== undefined) {
         where.push(desc ? 'seq < ?' : 'seq > ?');
         params.push(cursor);
