@@ -74,7 +74,7 @@ export function registerServerRoutes(
       allTenants || projectFilter
         ? await repos.servers.list(projectFilter ? { project: projectFilter } : {})
         : await repos.servers.list({ project: caller.project });
-    rows = await ctx.transitions.settleAll(repos.servers, rows);
+    // Names do not change as servers settle: filter first, so only the matches are settled.
     const name = q(req, 'name');
     if (name !== undefined) {
       let re: RegExp;
@@ -85,6 +85,7 @@ export function registerServerRoutes(
       }
       rows = rows.filter((s) => re.test(s.rec.name));
     }
+    rows = await ctx.transitions.settleAll(repos.servers, rows);
     const status = q(req, 'status');
     if (status !== undefined) rows = rows.filter((s) => s.rec.status === status.toUpperCase());
     const image = q(req, 'image');

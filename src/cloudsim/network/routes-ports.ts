@@ -58,9 +58,15 @@ export function registerPortRoutes(r: ServiceRoutes, ctx: CloudContext, svc: Net
 
   r.get('/v2.0/ports', 'ports.list', async (req) => {
     const caller = callerOf(req);
+    // A single network_id or device_id narrows the read through the store's label index; the
+    // query's filters are all applied below as before.
+    const query = req.query as Record<string, unknown>;
+    const labels: Record<string, string> = {};
+    for (const key of ['network_id', 'device_id'] as const)
+      if (typeof query[key] === 'string') labels[key] = query[key];
     const rows = caller.isAdmin
-      ? await repos.ports.list()
-      : (await repos.ports.list({ project: caller.project })).filter(
+      ? await repos.ports.list({ labels })
+      : (await repos.ports.list({ project: caller.project, labels })).filter(
           (x) => x.rec.tenant_id === caller.project,
         );
     return neutronList(

@@ -75,12 +75,13 @@ export function registerSecurityGroupRoutes(r: ServiceRoutes, ctx: CloudContext,
     const rules = caller.isAdmin
       ? await repos.securityGroupRules.list()
       : await repos.securityGroupRules.list({ project: caller.project });
-    const views = groups.map((g) =>
-      securityGroupView(
-        g,
-        rules.filter((x) => x.rec.security_group_id === g.id),
-      ),
-    );
+    const bySg = new Map<string, typeof rules>();
+    for (const x of rules) {
+      const list = bySg.get(x.rec.security_group_id);
+      if (list) list.push(x);
+      else bySg.set(x.rec.security_group_id, [x]);
+    }
+    const views = groups.map((g) => securityGroupView(g, bySg.get(g.id) ?? []));
     return neutronList(req, 'security_groups', views);
   });
 
