@@ -70,10 +70,13 @@ export function registerServerRoutes(
       q(req, 'all_tenants') !== undefined &&
       parseBool(q(req, 'all_tenants') || 'true') !== false;
     const projectFilter = caller.isAdmin ? (q(req, 'project_id') ?? q(req, 'tenant_id')) : undefined;
+    // `^literal$` (how clients ask for one exact name) reads through the name label's index.
+    const exact = /^\^((?:[A-Za-z0-9_-]|\\\.){1,63})\$$/.exec(q(req, 'name') ?? '');
+    const labels = exact ? { name: exact[1]!.replace(/\\\./g, '.') } : undefined;
     let rows =
       allTenants || projectFilter
-        ? await repos.servers.list(projectFilter ? { project: projectFilter } : {})
-        : await repos.servers.list({ project: caller.project });
+        ? await repos.servers.list({ ...(projectFilter ? { project: projectFilter } : {}), labels })
+        : await repos.servers.list({ project: caller.project, labels });
     // Names do not change as servers settle: filter first, so only the matches are settled.
     const name = q(req, 'name');
     if (name !== undefined) {

@@ -7,7 +7,7 @@ import { parseNeutronBody } from './body.ts';
 import { neutronErrors as E } from './errors.ts';
 import { neutronList, projectFields } from './listing.ts';
 import { targetProject } from './routes-networks.ts';
-import type { NetworkService } from './service.ts';
+import { securityGroupLabels, type NetworkService } from './service.ts';
 import { ruleView, securityGroupView } from './views.ts';
 
 const SgCreate = z.object({
@@ -69,12 +69,18 @@ export function registerSecurityGroupRoutes(r: ServiceRoutes, ctx: CloudContext,
   r.get('/v2.0/security-groups', 'security_groups.list', async (req) => {
     const caller = callerOf(req);
     await svc.ensureDefaultSecurityGroup(caller.project);
+    // One name (how clients look a group up) reads through the name label's index, and then
+    // only those groups' rules; otherwise every group and rule the caller sees.
+    const name = (req.query as Record<string, unknown>).name;
+    const labels = typeof name === 'string' ? securityGroupLabels({ name }) : undefined;
     const groups = caller.isAdmin
-      ? await repos.securityGroups.list()
-      : await repos.securityGroups.list({ project: caller.project });
-    const rules = caller.isAdmin
-      ? await repos.securityGroupRules.list()
-      : await repos.securityGroupRules.list({ project: caller.project });
+      ? await repos.securityGroups.list({ labels })
+      : await repos.securityGroups.list({ project: caller.project, labels });
+    const rules = labels
+      ? (await Promise.all(groups.map((g) => svc.rulesOf(g)))).flat()
+      : caller.isAdmin
+        ? await repos.securityGroupRules.list()
+        : await repos.securityGroupRules.list({ project: caller.project });
     const bySg = new Map<string, typeof rules>();
     for (const x of rules) {
       const list = bySg.get(x.rec.security_group_id);
@@ -134,9 +140,7 @@ export function registerSecurityGroupRoutes(r: ServiceRoutes, ctx: CloudContext,
       revision_number: 0,
     }));
     await ctx.store.commit([
-      repos.securityGroups.createOp(project, id, sg, {
-        labels: { name: sg.name.replace(/[^A-Za-z0-9_.-]/g, '_').slice(0, 63) },
-      }),
+      repos.securityGroups.createOp(project, id, sg, { labels: securityGroupLabels(sg) }),
       ...rules.map((x) =>
         repos.securityGroupRules.createOp(project, x.id, x, { labels: { security_group_id: id } }),
       ),
@@ -153,14 +157,19 @@ export function registerSecurityGroupRoutes(r: ServiceRoutes, ctx: CloudContext,
     if (sg.rec.name === 'default' && b.name !== undefined && b.name !== 'default') {
       throw E.badRequest('security_group', 'Updating default security group not allowed');
     }
-    const row = await repos.securityGroups.mutate(sg.project, sg.id, (cur) => ({
-      ...cur.rec,
-      ...(b.name !== undefined ? { name: b.name } : {}),
-      ...(b.description !== undefined ? { description: b.description } : {}),
-      ...(b.stateful !== undefined ? { stateful: b.stateful } : {}),
-      updated_at: nowIso(ctx),
-      revision_number: cur.rec.revision_number + 1,
-    }));
+    const row = await repos.securityGroups.mutate(
+      sg.project,
+      sg.id,
+      (cur) => ({
+        ...cur.rec,
+        ...(b.name !== undefined ? { name: b.name } : {}),
+        ...(b.description !== undefined ? { description: b.description } : {}),
+        ...(b.stateful !== undefined ? { stateful: b.stateful } : {}),
+        updated_at: nowIso(ctx),
+        revision_number: cur.rec.revision_number + 1,
+      }),
+      securityGroupLabels,
+    );
     return { security_group: securityGroupView(row, await svc.rulesOf(row)) };
   });
 

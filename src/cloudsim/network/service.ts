@@ -49,6 +49,11 @@ export interface PortRequest {
 }
 
 /** Labels that make ports findable by network and device. */
+/** Labels of a security group: its name, as a label value (the list by name reads through it). */
+export function securityGroupLabels(rec: Pick<SecurityGroup, 'name'>): Record<string, string> {
+  return { name: rec.name.replace(/[^A-Za-z0-9_.-]/g, '_').slice(0, 63) };
+}
+
 export function portLabels(
   rec: Pick<Port, 'network_id' | 'device_id' | 'device_owner'>,
 ): Record<string, string> {
@@ -213,7 +218,7 @@ export class NetworkService {
       })),
     );
     const ops: WriteOp[] = [
-      this.repos.securityGroups.createOp(project, id, sg, { labels: { name: 'default' } }),
+      this.repos.securityGroups.createOp(project, id, sg, { labels: securityGroupLabels(sg) }),
       ...rules.map((r) =>
         this.repos.securityGroupRules.createOp(project, r.id, r, { labels: { security_group_id: id } }),
       ),
