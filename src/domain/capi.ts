@@ -57,6 +57,8 @@ export const CapiLabels = {
   nodeGroup: 'magnum.magnetar.io/nodegroup',
   /** Magnetar: the Magnum cluster uuid (same key as {@link LABEL_MAGNUM_CLUSTER} in magnum.ts). */
   magnumCluster: 'magnum.magnetar.io/cluster-uuid',
+  /** Magnetar, on the CAPI Cluster: the service identity's keypair copy its servers carry. */
+  keypairCopy: 'magnum.magnetar.io/keypair-copy',
 } as const;
 
 /** Annotations. */

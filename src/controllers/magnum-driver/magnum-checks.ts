@@ -1,7 +1,15 @@
-import { isNotFound, type CloudClients } from '../../cloud/index.ts';
-import type { ClusterTemplateObject, MagnumClusterObject, NodeGroupObject } from '../../domain/index.ts';
+import { CloudError, isNotFound, type CloudClients } from '../../cloud/index.ts';
+import type { ObjectStore } from '../../store/index.ts';
+import { cloudErrorMessage } from '../common/cloud-errors.ts';
+import {
+  CapiLabels,
+  CapiTypes,
+  type ClusterTemplateObject,
+  type MagnumClusterObject,
+  type NodeGroupObject,
+} from '../../domain/index.ts';
 import type { ControllerDeps } from '../deps.ts';
-import { keypairCopyName } from './magnum-names.ts';
+import { keypairCopyName, legacyKeypairCopyName } from './magnum-names.ts';
 import { flavorOf, imageOf } from './magnum-render.ts';
 
 /**
@@ -63,25 +71,19 @@ export async function checkReferences(
 /**
  * Make sure the servers can carry the user's SSH key: the keypair belongs to the user who
  * created the cluster (Nova keypairs are per user), so Magnetar's service identity keeps a
- * copy of its public key under a name of its own (`magnetar-<cluster>`), removed with the
- * cluster. Missing user keypair → the reason.
+ * copy of its public key, one per user and keypair name ({@link keypairCopyName}), shared by
+ * that user's clusters and removed with the last of them. A copy whose key no longer matches
+ * the user's (the keypair was re-created) is replaced. Missing user keypair → the reason.
  */
 export async function ensureKeypairCopy(
   deps: ControllerDeps,
   cloud: CloudClients,
   cluster: MagnumClusterObject,
   template: ClusterTemplateObject,
-  capi: string,
 ): Promise<CheckResult> {
   const name = cluster.spec.keypair ?? template.spec.keypairId;
-  if (!name) return undefined;
-  const copy = keypairCopyName(capi);
-  try {
-    await cloud.compute.getKeypair(copy);
-    return undefined;
-  } catch (err) {
-    if (!isNotFound(err)) throw err;
-  }
+  const copy = keypairCopyName(cluster, template);
+  if (!name || !copy) return undefined;
   const lookup = deps.userKeypair;
   const publicKey = lookup
     ? await lookup(cluster.metadata.namespace, cluster.spec.userId, name)
@@ -89,13 +91,24 @@ export async function ensureKeypairCopy(
   if (publicKey === undefined) {
     return `Unable to find keypair ${name} of the user who creates the cluster; create it with openstack keypair create, or pass another --keypair`;
   }
+  const current = await ownKeypair(cloud, copy);
+  if (current === publicKey.trim() || current === publicKey) return undefined;
+  if (current !== undefined) await cloud.compute.deleteKeypair(copy).catch(ignoreNotFound);
   try {
     await cloud.compute.createKeypair({ name: copy, publicKey });
   } catch (err) {
     // Created meanwhile by a concurrent reconcile: fine.
-    if (!(err instanceof Error && /already exists/i.test(err.message))) throw err;
+    if (err instanceof Error && /already exists/i.test(err.message)) return undefined;
+    if (err instanceof CloudError && err.kind === 'quota') {
+      return `Magnetar's service identity cannot store another keypair (${cloudErrorMessage(err)}); the operator can raise its key-pair quota (openstack quota set --key-pairs)`;
+    }
+    throw err;
   }
   return undefined;
+}
+
+function ignoreNotFound(err: unknown): void {
+  if (!isNotFound(err)) throw err;
 }
 
 async function ownKeypair(cloud: CloudClients, name: string): Promise<string | undefined> {
@@ -107,11 +120,28 @@ async function ownKeypair(cloud: CloudClients, name: string): Promise<string | u
   }
 }
 
-/** Remove the keypair copy of a deleted cluster. */
-export async function deleteKeypairCopy(cloud: CloudClients, capi: string): Promise<void> {
-  try {
-    await cloud.compute.deleteKeypair(keypairCopyName(capi));
-  } catch (err) {
-    if (!isNotFound(err)) throw err;
-  }
+/**
+ * After a cluster's objects are gone: remove its keypair copy when no other cluster (in any
+ * project: the copies belong to the one service identity) still uses it, and the per-cluster
+ * copy of earlier versions.
+ */
+export async function releaseKeypairCopy(
+  store: ObjectStore,
+  cloud: CloudClients,
+  cluster: MagnumClusterObject,
+  template: ClusterTemplateObject | undefined,
+  capi: string,
+): Promise<void> {
+  await cloud.compute.deleteKeypair(legacyKeypairCopyName(capi)).catch(ignoreNotFound);
+  const copy = keypairCopyName(cluster, template);
+  if (!copy) return;
+  const users = await store.list(CapiTypes.Cluster, {
+    labelSelector: [{ key: CapiLabels.keypairCopy, operator: 'In', values: [copy] }],
+    limit: 2,
+  });
+  if (
+    users.items.some((c) => c.metadata.name !== capi || c.metadata.namespace !== cluster.metadata.namespace)
+  )
+    return;
+  await cloud.compute.deleteKeypair(copy).catch(ignoreNotFound);
 }

@@ -23,6 +23,7 @@ import { deleteObject, iso, removeFinalizer, writeObject, writeStatus } from '..
 import { machineMatchesNode } from '../machine-set/ms-deletion.ts';
 import { preChangeSnapshot } from '../backup/pre-change-snapshot.ts';
 import { applyObject } from './magnum-apply.ts';
+import { cloudErrorMessage, isTerminalCloudError } from '../common/cloud-errors.ts';
 import { checkReferences, ensureKeypairCopy } from './magnum-checks.ts';
 import { reconcileMagnumDelete } from './magnum-delete.ts';
 import { desiredVersion, isMaster, magnumNames, type MagnumNames } from './magnum-names.ts';
@@ -147,10 +148,18 @@ async function reconcileMagnum(
   // Check references once per operation, before building anything for it.
   if (busy && capi?.metadata.annotations[CHECKED_ANNOTATION] !== pending.key) {
     const cloud = await env.deps.cloud(ns);
-    const problem =
-      versionProblem(view, version) ??
-      (await checkReferences(cloud, mc, template, groups)) ??
-      (await ensureKeypairCopy(env.deps, cloud, mc, template, names.capi));
+    let problem: string | undefined;
+    try {
+      problem =
+        versionProblem(view, version) ??
+        (await checkReferences(cloud, mc, template, groups)) ??
+        (await ensureKeypairCopy(env.deps, cloud, mc, template));
+    } catch (err) {
+      // A refusal that will not fix itself (quota, bad request, policy) is the operation's
+      // reason, in the cloud's words; anything else is retried.
+      if (!isTerminalCloudError(err)) throw err;
+      problem = cloudErrorMessage(err);
+    }
     if (problem) {
       await failOperations(env, ctx, mc, pending, problem);
       return;

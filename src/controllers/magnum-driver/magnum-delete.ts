@@ -1,6 +1,8 @@
 import {
   CapiTypes,
   MAGNUM_FINALIZER,
+  MagnumTypes,
+  type ClusterTemplateObject,
   type MagnumClusterObject,
   type NodeGroupObject,
   type OpenStackClusterObject,
@@ -8,7 +10,7 @@ import {
 import type { Env } from '../common/env.ts';
 import type { ReconcileContext, ReconcileResult } from '../common/runtime-types.ts';
 import { deleteObject, removeFinalizer, writeStatus } from '../common/writes.ts';
-import { deleteKeypairCopy } from './magnum-checks.ts';
+import { releaseKeypairCopy } from './magnum-checks.ts';
 import type { MagnumNames } from './magnum-names.ts';
 
 /**
@@ -67,7 +69,10 @@ export async function reconcileMagnumDelete(
       }
     }
     const cloud = await env.deps.cloud(ns);
-    await deleteKeypairCopy(cloud, names.capi);
+    const template =
+      (await store.getByUid<ClusterTemplateObject>(MagnumTypes.ClusterTemplate, mc.spec.clusterTemplateId)) ??
+      (await store.get<ClusterTemplateObject>(MagnumTypes.ClusterTemplate, ns, mc.spec.clusterTemplateId));
+    await releaseKeypairCopy(store, cloud, mc, template, names.capi);
     await env.deps.pki.deleteCluster({ namespace: ns, name: names.capi });
   }
   for (const ng of nodeGroups) await removeFinalizer(store, ng, MAGNUM_FINALIZER);

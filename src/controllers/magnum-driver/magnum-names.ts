@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import {
   CapiLabels,
   LABEL_MAGNUM_CLUSTER,
@@ -77,7 +78,23 @@ export function labelOf(
   return ng?.spec.labels[key] ?? cluster.spec.labels[key] ?? template?.spec.labels[key];
 }
 
-/** The keypair copy Magnetar's service identity owns for a cluster's servers. */
-export function keypairCopyName(capi: string): string {
+/**
+ * The keypair copy Magnetar's service identity owns for a cluster's servers: one per user and
+ * keypair name, shared by all that user's clusters with that keypair (Nova counts keypairs per
+ * user, 100 by default: one copy per cluster would stop the whole region at 100 clusters).
+ * Undefined when the cluster names no keypair.
+ */
+export function keypairCopyName(
+  cluster: MagnumClusterObject,
+  template: ClusterTemplateObject | undefined,
+): string | undefined {
+  const name = cluster.spec.keypair ?? template?.spec.keypairId;
+  if (!name) return undefined;
+  const digest = createHash('sha256').update(`${cluster.spec.userId}/${name}`).digest('hex');
+  return `magnetar-key-${digest.slice(0, 20)}`;
+}
+
+/** The per-cluster copy name of earlier versions (still removed with its cluster). */
+export function legacyKeypairCopyName(capi: string): string {
   return `magnetar-${capi}`;
 }

@@ -106,13 +106,13 @@ export function imageOf(template: ClusterTemplateObject, ng: NodeGroupObject): s
 }
 
 function machineSpec(input: RenderInput, ng: NodeGroupObject): OpenStackMachineSpec {
-  const { cluster, template, names } = input;
+  const { cluster, template } = input;
   const bootSize = labelOf('boot_volume_size', cluster, template, ng);
   const bootType = labelOf('boot_volume_type', cluster, template, ng);
   return {
     flavor: flavorOf(cluster, template, ng) ?? '',
     image: idOrName(imageOf(template, ng)),
-    ...((cluster.spec.keypair ?? template.spec.keypairId) ? { sshKeyName: keypairCopyName(names.capi) } : {}),
+    ...(keypairCopyName(cluster, template) ? { sshKeyName: keypairCopyName(cluster, template)! } : {}),
     tags: [`magnum-cluster-${cluster.metadata.uid}`, `magnum-nodegroup-${ng.spec.name}`],
     serverMetadata: [
       { key: 'magnum_cluster', value: cluster.metadata.uid },
@@ -347,7 +347,12 @@ export function renderCluster(input: RenderInput): DesiredCluster {
         metadata: {
           name: names.capi,
           namespace: ns,
-          labels: base,
+          labels: {
+            ...base,
+            ...(keypairCopyName(cluster, template)
+              ? { [CapiLabels.keypairCopy]: keypairCopyName(cluster, template)! }
+              : {}),
+          },
           annotations: { [CapiAnnotations.displayName]: cluster.metadata.name },
         },
         spec: clusterSpec,
