@@ -85,6 +85,14 @@ export async function benchScale(options: { clusters?: number } = {}): Promise<v
       last = await states();
     }
     const created = (Date.now() - t0) / 1000;
+    const reasons = new Map<string, number>();
+    for (const c of (await m.store.list<MagnumClusterObject>(MagnumTypes.Cluster, { namespace: project }))
+      .items)
+      if (magnumStatus(c) === 'CREATE_FAILED') {
+        const r = c.status.reason ?? '(no reason)';
+        reasons.set(r, (reasons.get(r) ?? 0) + 1);
+      }
+    for (const [r, k] of reasons) console.log(`CREATE_FAILED ×${k}: ${r}`);
     console.log(`clusters: ${n} (3 masters + 3 workers each), API accepted all in ${accepted.toFixed(1)} s`);
     console.log(
       `create: ${JSON.stringify(last.by)} after ${created.toFixed(1)} s → ${(n / created).toFixed(2)} clusters/s, ${((6 * n) / created).toFixed(1)} machines/s`,

@@ -36,8 +36,10 @@ export const SEED_IMAGES: readonly {
 export const SEED_PUBLIC = {
   network: 'public',
   subnet: 'public-subnet',
-  cidr: '172.24.4.0/24',
-  gateway: '172.24.4.1',
+  // devstack's range, grown from /24 to /20: every cluster takes two addresses (router
+  // gateway, API floating IP), and a /24 ran out at about a hundred clusters
+  cidr: '172.24.0.0/20',
+  gateway: '172.24.0.1',
 } as const;
 
 /**
