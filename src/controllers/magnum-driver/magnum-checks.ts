@@ -92,7 +92,7 @@ export async function ensureKeypairCopy(
     return `Unable to find keypair ${name} of the user who creates the cluster; create it with openstack keypair create, or pass another --keypair`;
   }
   const current = await ownKeypair(cloud, copy);
-  if (current === publicKey.trim() || current === publicKey) return undefined;
+  if (current?.trim() === publicKey.trim()) return undefined;
   if (current !== undefined) await cloud.compute.deleteKeypair(copy).catch(ignoreNotFound);
   try {
     await cloud.compute.createKeypair({ name: copy, publicKey });

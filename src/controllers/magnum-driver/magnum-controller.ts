@@ -7,7 +7,6 @@ import {
   kubeMinor,
   type ApiObject,
   type CapiClusterObject,
-  type ClusterTemplateObject,
   type MachineDeploymentObject,
   type MachineObject,
   type MagnumClusterObject,
@@ -26,7 +25,7 @@ import { applyObject } from './magnum-apply.ts';
 import { cloudErrorMessage, isTerminalCloudError } from '../common/cloud-errors.ts';
 import { checkReferences, ensureKeypairCopy } from './magnum-checks.ts';
 import { reconcileMagnumDelete } from './magnum-delete.ts';
-import { desiredVersion, isMaster, magnumNames, type MagnumNames } from './magnum-names.ts';
+import { desiredVersion, findTemplate, isMaster, magnumNames, type MagnumNames } from './magnum-names.ts';
 import {
   addressesOf,
   controlPlaneAt,
@@ -127,9 +126,7 @@ async function reconcileMagnum(
   const busy = pending.cluster || pending.groups.length > 0 || pending.deleting.length > 0;
   const now = env.deps.clock.now();
 
-  const template =
-    (await store.getByUid<ClusterTemplateObject>(MagnumTypes.ClusterTemplate, mc.spec.clusterTemplateId)) ??
-    (await store.get<ClusterTemplateObject>(MagnumTypes.ClusterTemplate, ns, mc.spec.clusterTemplateId));
+  const template = await findTemplate(store, mc);
   if (!template) {
     if (busy)
       await failOperations(

@@ -1,8 +1,6 @@
 import {
   CapiTypes,
   MAGNUM_FINALIZER,
-  MagnumTypes,
-  type ClusterTemplateObject,
   type MagnumClusterObject,
   type NodeGroupObject,
   type OpenStackClusterObject,
@@ -11,7 +9,7 @@ import type { Env } from '../common/env.ts';
 import type { ReconcileContext, ReconcileResult } from '../common/runtime-types.ts';
 import { deleteObject, removeFinalizer, writeStatus } from '../common/writes.ts';
 import { releaseKeypairCopy } from './magnum-checks.ts';
-import type { MagnumNames } from './magnum-names.ts';
+import { findTemplate, type MagnumNames } from './magnum-names.ts';
 
 /**
  * Deleting a Magnum cluster in any state: delete its CAPI Cluster (which removes machines,
@@ -69,10 +67,7 @@ export async function reconcileMagnumDelete(
       }
     }
     const cloud = await env.deps.cloud(ns);
-    const template =
-      (await store.getByUid<ClusterTemplateObject>(MagnumTypes.ClusterTemplate, mc.spec.clusterTemplateId)) ??
-      (await store.get<ClusterTemplateObject>(MagnumTypes.ClusterTemplate, ns, mc.spec.clusterTemplateId));
-    await releaseKeypairCopy(store, cloud, mc, template, names.capi);
+    await releaseKeypairCopy(store, cloud, mc, await findTemplate(store, mc), names.capi);
     await env.deps.pki.deleteCluster({ namespace: ns, name: names.capi });
   }
   for (const ng of nodeGroups) await removeFinalizer(store, ng, MAGNUM_FINALIZER);

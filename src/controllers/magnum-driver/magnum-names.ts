@@ -1,7 +1,9 @@
 import { createHash } from 'node:crypto';
+import type { ObjectStore } from '../../store/index.ts';
 import {
   CapiLabels,
   LABEL_MAGNUM_CLUSTER,
+  MagnumTypes,
   capiClusterName,
   type ClusterTemplateObject,
   type MagnumClusterObject,
@@ -92,6 +94,18 @@ export function keypairCopyName(
   if (!name) return undefined;
   const digest = createHash('sha256').update(`${cluster.spec.userId}/${name}`).digest('hex');
   return `magnetar-key-${digest.slice(0, 20)}`;
+}
+
+/** A Magnum cluster's template, by uuid (how clusters name it) or, failing that, by name. */
+export async function findTemplate(
+  store: Pick<ObjectStore, 'get' | 'getByUid'>,
+  cluster: MagnumClusterObject,
+): Promise<ClusterTemplateObject | undefined> {
+  const ref = cluster.spec.clusterTemplateId;
+  return (
+    (await store.getByUid<ClusterTemplateObject>(MagnumTypes.ClusterTemplate, ref)) ??
+    (await store.get<ClusterTemplateObject>(MagnumTypes.ClusterTemplate, cluster.metadata.namespace, ref))
+  );
 }
 
 /** The per-cluster copy name of earlier versions (still removed with its cluster). */

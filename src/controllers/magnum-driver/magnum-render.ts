@@ -107,12 +107,13 @@ export function imageOf(template: ClusterTemplateObject, ng: NodeGroupObject): s
 
 function machineSpec(input: RenderInput, ng: NodeGroupObject): OpenStackMachineSpec {
   const { cluster, template } = input;
+  const keyCopy = keypairCopyName(cluster, template);
   const bootSize = labelOf('boot_volume_size', cluster, template, ng);
   const bootType = labelOf('boot_volume_type', cluster, template, ng);
   return {
     flavor: flavorOf(cluster, template, ng) ?? '',
     image: idOrName(imageOf(template, ng)),
-    ...(keypairCopyName(cluster, template) ? { sshKeyName: keypairCopyName(cluster, template)! } : {}),
+    ...(keyCopy ? { sshKeyName: keyCopy } : {}),
     tags: [`magnum-cluster-${cluster.metadata.uid}`, `magnum-nodegroup-${ng.spec.name}`],
     serverMetadata: [
       { key: 'magnum_cluster', value: cluster.metadata.uid },
@@ -147,6 +148,7 @@ export function renderCluster(input: RenderInput): DesiredCluster {
   const { cluster, template, names, version, settings } = input;
   const ns = cluster.metadata.namespace;
   const base = magnumLabels(cluster, names.capi);
+  const keyCopy = keypairCopyName(cluster, template);
   const master = input.nodeGroups.find(isMaster);
   const workers = input.nodeGroups.filter((ng) => !isMaster(ng));
   const label = (k: string) => labelOf(k, cluster, template);
@@ -349,9 +351,7 @@ export function renderCluster(input: RenderInput): DesiredCluster {
           namespace: ns,
           labels: {
             ...base,
-            ...(keypairCopyName(cluster, template)
-              ? { [CapiLabels.keypairCopy]: keypairCopyName(cluster, template)! }
-              : {}),
+            ...(keyCopy ? { [CapiLabels.keypairCopy]: keyCopy } : {}),
           },
           annotations: { [CapiAnnotations.displayName]: cluster.metadata.name },
         },
