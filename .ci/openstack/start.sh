@@ -394,6 +394,11 @@ run cinder-api cinder /usr/bin/cinder-api $CC
 # --- readiness, the agent row of the first compute host, two more hosts (three zones) -------------
 for port in 9292 8778 9696 8774 9876 8776; do await "http://127.0.0.1:$port/" 120; done
 "$HERE/compute-hosts.sh" "$OS_BASE/etc/nova.conf" 3 "$OS_BASE/run" >&2
+# The scheduler only uses hosts whose nova-compute reports in; wait until all three do.
+for _ in $(seq 1 60); do
+  [ "$(openstack compute service list --service nova-compute -f value -c State 2>/dev/null | grep -c '^up$')" -ge 3 ] && break
+  sleep 2
+done
 openstack volume type show fake >/dev/null 2>&1 || openstack volume type create --public --property volume_backend_name=fake fake >/dev/null
 for _ in $(seq 1 60); do
   openstack volume service list -f value -c Binary -c State 2>/dev/null | grep -q "cinder-volume up" && break

@@ -82,6 +82,8 @@ function openstack(args: string[]): Promise<Run> {
     HOME: dir,
     OS_CLIENT_CONFIG_FILE: join(dir, 'clouds.yaml'),
     OS_CLOUD: 'magnetar-demo-sa',
+    // `cluster config` reads SHELL to choose its export line and fails without one.
+    SHELL: '/bin/bash',
   };
   return new Promise((resolve) => {
     execFile('openstack', args, { env, timeout: 180_000 }, (err, stdout, stderr) =>

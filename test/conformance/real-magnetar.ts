@@ -113,7 +113,14 @@ export async function startRealMagnetar(): Promise<RealMagnetar> {
     };
     const openstack: RealMagnetar['openstack'] = (t, args) => {
       const clean = Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith('OS_')));
-      const env = { ...clean, HOME: dir, OS_CLIENT_CONFIG_FILE: cloudsFile(t), OS_CLOUD: 'tenant' };
+      // `cluster config` reads SHELL and fails without one (a CI shell may not export it).
+      const env = {
+        ...clean,
+        HOME: dir,
+        OS_CLIENT_CONFIG_FILE: cloudsFile(t),
+        OS_CLOUD: 'tenant',
+        SHELL: '/bin/bash',
+      };
       return new Promise((resolve) => {
         execFile('openstack', args, { env, timeout: 180_000 }, (err, stdout, stderr) => {
           resolve({ code: err ? (typeof err.code === 'number' ? err.code : 1) : 0, stdout, stderr });

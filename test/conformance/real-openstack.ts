@@ -373,44 +373,53 @@ export class RealCloudAdmin {
   /**
    * Spread the compute hosts that are in no availability zone over `count` zones
    * (`magnetar-az-1`…, one host aggregate each), so the zones with a host number at least
-   * `count` when the cloud has the hosts. Kept across runs, like the shared image.
+   * `count` when the cloud has the hosts, then wait until every enabled host is up. Kept across
+   * runs, like the shared image.
+   *
+   * Every enabled host counts, up or not yet: a host left out stays in Nova's default zone, and
+   * a server asked for the default zone may land on any host, also one in another zone.
    */
   async ensureZones(count: number): Promise<string[]> {
-    let zones = await this.computeZones();
-    if (zones.length >= count) return zones;
-    const services = (
-      await this.get<{ services: { host: string; zone: string; state: string; status: string }[] }>(
-        'compute',
-        '/os-services',
-        { binary: 'nova-compute' },
-      )
-    ).services.filter((x) => x.state === 'up' && x.status === 'enabled');
-    const aggregates = (
-      await this.get<{
-        aggregates: { id: number; name: string; availability_zone: string | null; hosts: string[] }[];
-      }>('compute', '/os-aggregates')
-    ).aggregates;
-    const zoned = new Set(aggregates.filter((a) => a.availability_zone).flatMap((a) => a.hosts));
-    const free = services.map((x) => x.host).filter((h) => !zoned.has(h));
-    for (let i = 1; zones.length < count && free.length > 0; i++) {
-      const zone = `magnetar-az-${i}`;
-      if (zones.includes(zone)) continue;
-      let agg = aggregates.find((a) => a.name === zone);
-      if (!agg) {
-        agg = (
-          await this.admin.request<{
-            aggregate: { id: number; name: string; availability_zone: string; hosts: string[] };
-          }>('compute', 'POST', '/os-aggregates', {
-            body: { aggregate: { name: zone, availability_zone: zone } },
-          })
-        ).body.aggregate;
+    const deadline = Date.now() + 120_000;
+    for (;;) {
+      const services = (
+        await this.get<{ services: { host: string; state: string; status: string }[] }>(
+          'compute',
+          '/os-services',
+          { binary: 'nova-compute' },
+        )
+      ).services.filter((x) => x.status === 'enabled');
+      const aggregates = (
+        await this.get<{
+          aggregates: { id: number; name: string; availability_zone: string | null; hosts: string[] }[];
+        }>('compute', '/os-aggregates')
+      ).aggregates;
+      const zonedAggregates = aggregates.filter((a) => a.availability_zone && a.hosts.length > 0);
+      const zoned = new Set(zonedAggregates.flatMap((a) => a.hosts));
+      const taken = new Set(zonedAggregates.map((a) => a.availability_zone));
+      const free = services.map((x) => x.host).filter((h) => !zoned.has(h));
+      for (let i = 1; taken.size < count && free.length > 0; i++) {
+        const zone = `magnetar-az-${i}`;
+        if (taken.has(zone)) continue;
+        let agg = aggregates.find((a) => a.name === zone);
+        if (!agg) {
+          agg = (
+            await this.admin.request<{
+              aggregate: { id: number; name: string; availability_zone: string; hosts: string[] };
+            }>('compute', 'POST', '/os-aggregates', {
+              body: { aggregate: { name: zone, availability_zone: zone } },
+            })
+          ).body.aggregate;
+        }
+        await this.admin.request('compute', 'POST', `/os-aggregates/${agg.id}/action`, {
+          body: { add_host: { host: free.shift()! } },
+        });
+        taken.add(zone);
       }
-      await this.admin.request('compute', 'POST', `/os-aggregates/${agg.id}/action`, {
-        body: { add_host: { host: free.shift()! } },
-      });
-      zones = await this.computeZones();
+      const zones = await this.computeZones();
+      if (services.every((x) => x.state === 'up') || Date.now() > deadline) return zones;
+      await new Promise((done) => setTimeout(done, 2000));
     }
-    return zones;
   }
 
   /** Compute availability zones that have an enabled, up host. */
