@@ -5,34 +5,52 @@ import type { AnyObject, WatchEvent } from './types.ts';
 /**
  * What the engines read back from their tables is checked before it is handed out as an
  * object: a row written by an older or foreign writer must fail loudly here, not deep
- * inside a reconciler. Unknown fields pass through untouched.
+ * inside a reconciler. Unknown fields pass through untouched. Every read goes through this,
+ * so it checks in place, without copying the object.
  */
-const StoredObjectSchema = z.looseObject({
-  apiVersion: z.string(),
-  kind: z.string(),
-  metadata: z.looseObject({
-    name: z.string(),
-    namespace: z.string(),
-    uid: z.string(),
-    resourceVersion: z.string(),
-    generation: z.number(),
-    creationTimestamp: z.string(),
-    labels: z.record(z.string(), z.string()),
-    annotations: z.record(z.string(), z.string()),
-    ownerReferences: z.array(
-      z.looseObject({ apiVersion: z.string(), kind: z.string(), name: z.string(), uid: z.string() }),
-    ),
-    finalizers: z.array(z.string()),
-  }),
-  spec: z.unknown(),
-  status: z.unknown(),
-});
+function storedObjectProblem(value: unknown): string | undefined {
+  if (!isRecord(value)) return 'not an object';
+  if (typeof value.apiVersion !== 'string') return 'apiVersion is not a string';
+  if (typeof value.kind !== 'string') return 'kind is not a string';
+  const m = value.metadata;
+  if (!isRecord(m)) return 'metadata is not an object';
+  for (const k of ['name', 'namespace', 'uid', 'resourceVersion', 'creationTimestamp'] as const)
+    if (typeof m[k] !== 'string') return `metadata.${k} is not a string`;
+  if (typeof m.generation !== 'number') return 'metadata.generation is not a number';
+  for (const k of ['labels', 'annotations'] as const) {
+    const map = m[k];
+    if (!isRecord(map)) return `metadata.${k} is not an object`;
+    for (const key in map) if (typeof map[key] !== 'string') return `metadata.${k}.${key} is not a string`;
+  }
+  const owners = m.ownerReferences;
+  if (!Array.isArray(owners)) return 'metadata.ownerReferences is not a list';
+  for (const o of owners as unknown[]) {
+    if (!isRecord(o)) return 'an owner reference is not an object';
+    for (const k of ['apiVersion', 'kind', 'name', 'uid'] as const)
+      if (typeof o[k] !== 'string') return `an owner reference's ${k} is not a string`;
+  }
+  const finalizers = m.finalizers;
+  if (!Array.isArray(finalizers) || !(finalizers as unknown[]).every((f) => typeof f === 'string'))
+    return 'metadata.finalizers is not a list of strings';
+  return undefined;
+}
+
+function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+/** Thrown for a stored row that is not an object of this store's shape. */
+export class InvalidStoredObjectError extends Error {
+  override readonly name = 'InvalidStoredObjectError';
+}
 
 const EventTypeSchema = z.enum(['ADDED', 'MODIFIED', 'DELETED']);
 
 /** Validate a stored object (already JSON-decoded). */
 export function parseStoredObject<T extends AnyObject = ApiObject>(value: unknown): T {
-  return StoredObjectSchema.parse(value) as unknown as T;
+  const problem = storedObjectProblem(value);
+  if (problem !== undefined) throw new InvalidStoredObjectError(`stored object is invalid: ${problem}`);
+  return value as T;
 }
 
 /** Validate a stored object kept as JSON text. */

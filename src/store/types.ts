@@ -95,6 +95,11 @@ export interface ObjectStore {
   list<T extends AnyObject = ApiObject>(type: TypeKey, options?: ListOptions): Promise<ListResult<T>>;
   /** Number of objects of a type (in a namespace when given). */
   count(type: TypeKey, namespace?: string): Promise<number>;
+  /**
+   * How many objects of a type in a namespace carry each value of one label (objects without
+   * the label are not counted): usage sums without reading every object.
+   */
+  countByLabel(type: TypeKey, namespace: string, key: string): Promise<Map<string, number>>;
   update<T extends AnyObject = ApiObject>(object: T): Promise<T>;
   updateStatus<T extends AnyObject = ApiObject>(object: T): Promise<T>;
   /** Returns the object with its deletionTimestamp when finalizers keep it, undefined when removed. */

@@ -302,6 +302,21 @@ export function storeSuite(
         await store.delete(k.type, 'p2', 'w000');
         assert.equal(await store.count(k.type, 'p2'), 1);
       });
+
+      test('countByLabel counts a namespace by label value and follows label changes and deletes', async () => {
+        const a = await store.create(widget('a', { labels: { size: '2:4096' } }));
+        await store.create(widget('b', { labels: { size: '2:4096' } }));
+        await store.create(widget('c', { labels: { size: '4:8192' } }));
+        await store.create(widget('d'));
+        await store.create(widget('e', { namespace: 'p2', labels: { size: '2:4096' } }));
+        const counts = async (ns = 'p1') => Object.fromEntries(await store.countByLabel(k.type, ns, 'size'));
+        assert.deepEqual(await counts(), { '2:4096': 2, '4:8192': 1 });
+        assert.deepEqual(await counts('p2'), { '2:4096': 1 });
+        await store.update({ ...a, metadata: { ...a.metadata, labels: { size: '4:8192' } } });
+        await store.delete(k.type, 'p1', 'b');
+        assert.deepEqual(await counts(), { '4:8192': 2 });
+        assert.deepEqual(await counts('p9'), {});
+      });
     });
 
     describe('update and updateStatus', () => {

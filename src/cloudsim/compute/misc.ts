@@ -4,6 +4,7 @@ import { isoMicros, nowIso, type CloudContext } from '../core/context.ts';
 import { bodyOf, callerOf, p, q, type Caller, type ServiceRoutes } from '../core/http.ts';
 import { minorOf } from '../core/microversion.ts';
 import { parseNovaBody } from './body.ts';
+import { computeUsage } from './server-create.ts';
 
 const NOVA_QUOTAS_BEFORE_2_36 = [
   'fixed_ips',
@@ -59,11 +60,8 @@ export function registerComputeMiscRoutes(r: ServiceRoutes, ctx: CloudContext): 
   });
 
   async function usage(project: string) {
-    const servers = await ctx.repos.servers.list({ project });
     return {
-      instances: servers.length,
-      cores: servers.reduce((n, s) => n + s.rec.flavor.vcpus, 0),
-      ram: servers.reduce((n, s) => n + s.rec.flavor.ram, 0),
+      ...(await computeUsage(ctx, project)),
       key_pairs: 0,
       server_groups: 0,
       server_group_members: 0,

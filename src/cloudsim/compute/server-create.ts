@@ -4,12 +4,13 @@ import { ConflictError, InputError, NotAllowedError } from '../../domain/index.t
 import type { WriteOp } from '../../store/index.ts';
 import { nowIso, type CloudContext } from '../core/context.ts';
 import type { Caller } from '../core/http.ts';
+import { labelValue } from '../core/labels.ts';
 import { newId, newPassword } from '../core/ids.ts';
 import { minorOf } from '../core/microversion.ts';
 import type { Flavor, Network, Server } from '../core/records.ts';
 import type { Row } from '../core/repo.ts';
 import { findImage } from '../image/service.ts';
-import { portLabels, type NetworkService } from '../network/index.ts';
+import { portLabels, securityGroupLabels, type NetworkService } from '../network/index.ts';
 import type { VolumeService } from '../volume/service.ts';
 import { parseNovaBody } from './body.ts';
 import { FLAVOR_NS } from './flavors.ts';
@@ -321,9 +322,7 @@ export class ServerCreator {
       transition: null,
     };
     rec = this.life.begin(rec, 'build', 1, buildFailure ?? injected);
-    ops.unshift(
-      ctx.repos.servers.createOp(caller.project, id, rec, { labels: { name: labelValue(b.name) } }),
-    );
+    ops.unshift(ctx.repos.servers.createOp(caller.project, id, rec, { labels: serverLabels(rec) }));
     await ctx.store.commit(ops);
     const row = (await ctx.repos.servers.get(caller.project, id))!;
     this.life.schedule(row);
@@ -339,12 +338,7 @@ export class ServerCreator {
       ['ram', ram],
     ];
     if (want.every(([k]) => (limits[k] ?? -1) < 0)) return;
-    const servers = await this.ctx.repos.servers.list({ project });
-    const used: Record<string, number> = {
-      instances: servers.length,
-      cores: servers.reduce((n, s) => n + s.rec.flavor.vcpus, 0),
-      ram: servers.reduce((n, s) => n + s.rec.flavor.ram, 0),
-    };
+    const used: Record<string, number> = await computeUsage(this.ctx, project);
     const overs = want.filter(([k, n]) => (limits[k] ?? -1) >= 0 && used[k]! + n > limits[k]!);
     if (overs.length === 0) return;
     const names = overs.map(([k]) => k).join(', ');
@@ -356,15 +350,18 @@ export class ServerCreator {
 
   private async resolveSecurityGroups(caller: Caller, names: string[]): Promise<string[]> {
     await this.net.ensureDefaultSecurityGroup(caller.project);
-    const groups = await this.ctx.repos.securityGroups.list({ project: caller.project });
+    const groups = this.ctx.repos.securityGroups;
     const ids: string[] = [];
     for (const name of names) {
-      const byId = groups.find((g) => g.id === name);
+      const byId = await groups.get(caller.project, name);
       if (byId) {
         ids.push(byId.id);
         continue;
       }
-      const matches = groups.filter((g) => g.rec.name === name);
+      // by name through the name label's index, then the exact name
+      const matches = (
+        await groups.list({ project: caller.project, labels: securityGroupLabels({ name }) })
+      ).filter((g) => g.rec.name === name);
       if (matches.length === 0) throw new InputError(`Security group ${name} not found.`);
       if (matches.length > 1)
         throw new ConflictError(
@@ -573,7 +570,39 @@ export class ServerCreator {
   }
 }
 
-/** A label-safe form of a name (names are matched in full elsewhere). */
-export function labelValue(s: string): string {
-  return s.replace(/[^A-Za-z0-9_.-]/g, '_').slice(0, 63);
+/** The label that holds a server's `vcpus:ram`, so quota usage is counted, not read server by server. */
+const USAGE_LABEL = 'usage';
+
+/** A server's labels: its name (exact-name lists) and its flavor's size (quota usage). */
+export function serverLabels(rec: Pick<Server, 'name' | 'flavor'>): Record<string, string> {
+  return { name: labelValue(rec.name), [USAGE_LABEL]: `${rec.flavor.vcpus}:${rec.flavor.ram}` };
+}
+
+/** Instances, cores and RAM a project's servers use. */
+export async function computeUsage(
+  ctx: CloudContext,
+  project: string,
+): Promise<{ instances: number; cores: number; ram: number }> {
+  const servers = ctx.repos.servers;
+  const [instances, sizes] = await Promise.all([
+    servers.count(project),
+    ctx.store.countByLabel(servers.type, project, USAGE_LABEL),
+  ]);
+  let cores = 0;
+  let ram = 0;
+  let counted = 0;
+  for (const [size, n] of sizes) {
+    const [c, r] = size.split(':').map(Number);
+    cores += (c ?? 0) * n;
+    ram += (r ?? 0) * n;
+    counted += n;
+  }
+  if (counted === instances) return { instances, cores, ram };
+  // servers stored before the label existed (or a write in between): read them all
+  const rows = await servers.list({ project });
+  return {
+    instances: rows.length,
+    cores: rows.reduce((n, x) => n + x.rec.flavor.vcpus, 0),
+    ram: rows.reduce((n, x) => n + x.rec.flavor.ram, 0),
+  };
 }

@@ -17,7 +17,7 @@ import { minorOf } from '../core/microversion.ts';
 import type { Server } from '../core/records.ts';
 import type { Row } from '../core/repo.ts';
 import { parseNovaBody } from './body.ts';
-import { labelValue, type ServerCreator } from './server-create.ts';
+import { serverLabels, type ServerCreator } from './server-create.ts';
 import type { ServerLifecycle } from './server-lifecycle.ts';
 import { serverBrief, serverView } from './server-view.ts';
 import { novaLinks } from './links.ts';
@@ -249,7 +249,7 @@ export function registerServerRoutes(
         ...(b.hostname !== undefined ? { hostname: b.hostname } : {}),
         updated_at: nowIso(ctx),
       }),
-      (rec) => ({ name: labelValue(rec.name) }),
+      serverLabels,
     );
     return { server: await serverView(ctx, req, caller, row) };
   });

@@ -11,7 +11,7 @@ import { registerRouterRoutes } from './routes-routers.ts';
 import { registerSecurityGroupRoutes } from './routes-security-groups.ts';
 import type { NetworkService } from './service.ts';
 
-export { NetworkService, portLabels, derivedUuid, type PortRequest } from './service.ts';
+export { NetworkService, portLabels, securityGroupLabels, derivedUuid, type PortRequest } from './service.ts';
 export { neutronErrors } from './errors.ts';
 export { neutronFilter, neutronList, projectFields } from './listing.ts';
 

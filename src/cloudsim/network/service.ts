@@ -1,3 +1,4 @@
+import { labelValue } from '../core/labels.ts';
 import { createHash } from 'node:crypto';
 import { ConflictError } from '../../domain/index.ts';
 import type { WriteOp } from '../../store/index.ts';
@@ -48,12 +49,12 @@ export interface PortRequest {
   skipQuota?: boolean;
 }
 
-/** Labels that make ports findable by network and device. */
 /** Labels of a security group: its name, as a label value (the list by name reads through it). */
 export function securityGroupLabels(rec: Pick<SecurityGroup, 'name'>): Record<string, string> {
-  return { name: rec.name.replace(/[^A-Za-z0-9_.-]/g, '_').slice(0, 63) };
+  return { name: labelValue(rec.name) };
 }
 
+/** Labels that make ports findable by network and device. */
 export function portLabels(
   rec: Pick<Port, 'network_id' | 'device_id' | 'device_owner'>,
 ): Record<string, string> {
@@ -65,7 +66,7 @@ function ownerKind(owner: string): string {
   if (owner === 'network:router_interface' || owner === 'network:router_interface_distributed')
     return 'router_interface';
   if (owner === '') return 'none';
-  return owner.replace(/[^A-Za-z0-9_.-]/g, '_');
+  return labelValue(owner);
 }
 
 /** A stable UUID derived from text (the default security group of a project). */

@@ -6,7 +6,7 @@ import {
   type TypeKey,
 } from '../../domain/index.ts';
 import type { AnyObject, ObjectStore } from '../../store/index.ts';
-import { canonicalJson } from './hash.ts';
+import { sameJson } from './hash.ts';
 
 /**
  * Store writes every reconciler needs, each guarded by the object's resourceVersion: a
@@ -63,18 +63,18 @@ export async function writeStatus<T extends AnyObject>(
   obj: T,
   status: T['status'],
 ): Promise<T> {
-  if (canonicalJson(obj.status) === canonicalJson(status)) return obj;
+  if (sameJson(obj.status, status)) return obj;
   return store.updateStatus<T>({ ...obj, status });
 }
 
 /** Write metadata/spec changes when they differ. */
 export async function writeObject<T extends AnyObject>(store: ObjectStore, before: T, after: T): Promise<T> {
   if (
-    canonicalJson(before.spec) === canonicalJson(after.spec) &&
-    canonicalJson(before.metadata.labels) === canonicalJson(after.metadata.labels) &&
-    canonicalJson(before.metadata.annotations) === canonicalJson(after.metadata.annotations) &&
-    canonicalJson(before.metadata.ownerReferences) === canonicalJson(after.metadata.ownerReferences) &&
-    canonicalJson(before.metadata.finalizers) === canonicalJson(after.metadata.finalizers)
+    sameJson(before.spec, after.spec) &&
+    sameJson(before.metadata.labels, after.metadata.labels) &&
+    sameJson(before.metadata.annotations, after.metadata.annotations) &&
+    sameJson(before.metadata.ownerReferences, after.metadata.ownerReferences) &&
+    sameJson(before.metadata.finalizers, after.metadata.finalizers)
   ) {
     return before;
   }

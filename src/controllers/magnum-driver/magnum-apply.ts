@@ -1,5 +1,5 @@
 import type { AnyObject, ObjectStore } from '../../store/index.ts';
-import { canonicalJson } from '../common/hash.ts';
+import { sameJson } from '../common/hash.ts';
 import { isAlreadyExists } from '../common/writes.ts';
 import type { DesiredObject } from './magnum-render.ts';
 
@@ -41,9 +41,9 @@ export async function applyObject<T extends AnyObject>(
       delete annotations[k];
   }
   if (
-    canonicalJson(spec) === canonicalJson(existing.spec) &&
-    canonicalJson(labels) === canonicalJson(existing.metadata.labels) &&
-    canonicalJson(annotations) === canonicalJson(existing.metadata.annotations)
+    sameJson(spec, existing.spec) &&
+    sameJson(labels, existing.metadata.labels) &&
+    sameJson(annotations, existing.metadata.annotations)
   ) {
     return existing;
   }

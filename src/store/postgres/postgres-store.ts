@@ -81,6 +81,8 @@ export class PostgresStore implements ObjectStore {
       currentRevision: `SELECT value FROM ${s}.meta WHERE key = 'revision'`,
       count: `SELECT count(*)::bigint AS n FROM ${s}.objects WHERE type = $1`,
       countNs: `SELECT count(*)::bigint AS n FROM ${s}.objects WHERE type = $1 AND namespace = $2`,
+      countByLabel: `SELECT labels->>$3 AS value, count(*)::bigint AS n FROM ${s}.objects
+        WHERE type = $1 AND namespace = $2 AND labels->>$3 IS NOT NULL GROUP BY 1`,
       // $1 type $2 namespace $3 name $4 uid $5 revision $6 labels $7 data $8 channel $9 payload
       insert: `WITH ins AS (
           INSERT INTO ${s}.objects (type, namespace, name, uid, seq, rv, labels, data)
@@ -422,6 +424,15 @@ export class PostgresStore implements ObjectStore {
         ? await this.q<{ n: string }>(this.pool, this.sql.count, [type])
         : await this.q<{ n: string }>(this.pool, this.sql.countNs, [type, namespace]);
     return toSafeInteger(rows[0]?.n ?? 0);
+  }
+
+  async countByLabel(type: TypeKey, namespace: string, key: string): Promise<Map<string, number>> {
+    const rows = await this.q<{ value: string; n: string }>(this.pool, this.sql.countByLabel, [
+      type,
+      namespace,
+      key,
+    ]);
+    return new Map(rows.map((r) => [r.value, toSafeInteger(r.n)]));
   }
 
   update<T extends AnyObject = ApiObject>(object: T): Promise<T> {

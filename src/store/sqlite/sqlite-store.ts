@@ -85,6 +85,11 @@ export class SqliteStore implements ObjectStore {
       countNs: db.prepare<[string, string], { n: number }>(
         `SELECT count(*) AS n FROM objects WHERE type = ? AND namespace = ?`,
       ),
+      countByLabel: db.prepare<[string, string, string], { value: string; n: number }>(
+        `SELECT l.value AS value, count(*) AS n FROM object_labels l
+           JOIN objects o ON o.type = l.type AND o.seq = l.seq
+          WHERE l.type = ? AND l.key = ? AND o.namespace = ? GROUP BY l.value`,
+      ),
       giveBackRev: db.prepare(`UPDATE meta SET value = value - 1 WHERE key = 'revision'`),
     };
   }
@@ -322,6 +327,10 @@ export class SqliteStore implements ObjectStore {
     return namespace === undefined
       ? this.stmts.count.get(type)!.n
       : this.stmts.countNs.get(type, namespace)!.n;
+  }
+
+  async countByLabel(type: TypeKey, namespace: string, key: string): Promise<Map<string, number>> {
+    return new Map(this.stmts.countByLabel.all(type, key, namespace).map((r) => [r.value, r.n]));
   }
 
   update<T extends AnyObject = ApiObject>(object: T): Promise<T> {

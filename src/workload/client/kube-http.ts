@@ -1,4 +1,5 @@
-import { request } from 'node:https';
+import { Agent, request } from 'node:https';
+import { createSecureContext } from 'node:tls';
 import { z } from 'zod';
 import {
   AuthenticationError,
@@ -14,7 +15,8 @@ import {
 
 /**
  * The HTTPS transport of the workload client: one request per connection (no idle sockets
- * kept per cluster), client-certificate authentication, JSON in and out, and Kubernetes
+ * kept per cluster; the TLS context is built once and sessions are resumed, so a request
+ * costs an abbreviated handshake), client-certificate authentication, JSON in and out, and Kubernetes
  * `Status` failures turned into Magnetar's error classes (5xx and network failures are
  * UnavailableError, i.e. retryable).
  */
@@ -93,6 +95,7 @@ export class KubeHttp {
   private readonly url: URL;
   private readonly tls: KubeTls;
   private readonly timeoutMs: number;
+  private readonly agent: Agent;
 
   constructor(options: KubeHttpOptions) {
     this.server = options.server;
@@ -100,6 +103,12 @@ export class KubeHttp {
     if (this.url.protocol !== 'https:')
       throw new InputError(`workload API endpoint must be https: ${options.server}`);
     this.tls = options.tls;
+    const secureContext = createSecureContext({
+      ca: options.tls.ca,
+      cert: options.tls.cert,
+      key: options.tls.key,
+    });
+    this.agent = new Agent({ keepAlive: false, maxCachedSessions: 4, secureContext });
     this.timeoutMs = options.timeoutMs ?? 10_000;
   }
 
@@ -117,10 +126,7 @@ export class KubeHttp {
           port: this.url.port === '' ? 443 : Number(this.url.port),
           method: req.method,
           path,
-          ca: this.tls.ca,
-          cert: this.tls.cert,
-          key: this.tls.key,
-          agent: false,
+          agent: this.agent,
           timeout: this.timeoutMs,
           headers: {
             accept: 'application/json',
