@@ -1,7 +1,7 @@
-import { labelValue } from '../core/labels.ts';
 import { createHash } from 'node:crypto';
 import { ConflictError } from '../../domain/index.ts';
 import type { WriteOp } from '../../store/index.ts';
+import { labelValue } from '../core/labels.ts';
 import { nowIso, type CloudContext } from '../core/context.ts';
 import type { Caller } from '../core/http.ts';
 import { newId, newMac } from '../core/ids.ts';
