@@ -148,7 +148,7 @@ export async function benchScale(options: { clusters?: number } = {}): Promise<v
 }
 
 /** Raise the embedded cloud's quotas of the project so N clusters fit (admin, Nova/Neutron/Octavia quota APIs). */
-async function liftCloudQuotas(admin: Session, _base: string, project: string, n: number): Promise<void> {
+export async function liftCloudQuotas(admin: Session, _base: string, project: string, n: number): Promise<void> {
   const big = n * 10 + 100;
   const tries: [string, string, unknown][] = [
     [

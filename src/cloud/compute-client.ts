@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import type { Session } from './session.ts';
-import { compact, seg, ServiceApi, single, tagsQuery, versionRoot, wire } from './service-api.ts';
+import { compact, one, seg, ServiceApi, single, tagsQuery, versionRoot, wire } from './service-api.ts';
 
 /** Nova (compute v2.1): flavors, keypairs, servers, availability zones, limits. */
 
@@ -191,6 +191,12 @@ const KeypairWire = z
       }) as Keypair,
   );
 
+/** Nova lists keypairs as `{keypair: {...}}` entries. */
+const KeypairEntryWire = z.object({ keypair: KeypairWire });
+
+/** Nova's answer to a server create: the id (and a password when it generated one). */
+const ServerCreatedWire = z.object({ server: z.looseObject({ id: z.string(), adminPass: wire.optStr }) });
+
 const AddressWire = z.looseObject({
   addr: z.string(),
   version: z.number(),
@@ -292,7 +298,7 @@ export class NovaComputeClient implements ComputeClient {
   }
 
   async getFlavor(id: string): Promise<Flavor> {
-    return (await this.api.call(z.object({ flavor: FlavorWire }), 'GET', `/flavors/${seg(id)}`)).flavor;
+    return this.api.call(one('flavor', FlavorWire), 'GET', `/flavors/${seg(id)}`);
   }
 
   async findFlavor(nameOrId: string): Promise<Flavor | 'ambiguous' | undefined> {
@@ -301,22 +307,15 @@ export class NovaComputeClient implements ComputeClient {
 
   async createKeypair(input: { name: string; publicKey?: string; type?: string }): Promise<Keypair> {
     const body = { keypair: compact({ name: input.name, public_key: input.publicKey, type: input.type }) };
-    return (await this.api.call(z.object({ keypair: KeypairWire }), 'POST', '/os-keypairs', { body }))
-      .keypair;
+    return this.api.call(one('keypair', KeypairWire), 'POST', '/os-keypairs', { body });
   }
 
   async getKeypair(name: string): Promise<Keypair> {
-    return (await this.api.call(z.object({ keypair: KeypairWire }), 'GET', `/os-keypairs/${seg(name)}`))
-      .keypair;
+    return this.api.call(one('keypair', KeypairWire), 'GET', `/os-keypairs/${seg(name)}`);
   }
 
   async listKeypairs(): Promise<Keypair[]> {
-    const wrapped = await this.api.list(
-      z.object({ keypair: KeypairWire }),
-      '/os-keypairs',
-      'keypairs',
-      'links',
-    );
+    const wrapped = await this.api.list(KeypairEntryWire, '/os-keypairs', 'keypairs', 'links');
     return wrapped.map((w) => w.keypair);
   }
 
@@ -362,12 +361,7 @@ export class NovaComputeClient implements ComputeClient {
       server,
       ...(input.schedulerHints ? { 'OS-SCH-HNT:scheduler_hints': input.schedulerHints } : {}),
     };
-    const res = await this.api.call(
-      z.object({ server: z.looseObject({ id: z.string(), adminPass: wire.optStr }) }),
-      'POST',
-      '/servers',
-      { body },
-    );
+    const res = await this.api.call(ServerCreatedWire, 'POST', '/servers', { body });
     return compact({ id: res.server.id, adminPass: res.server.adminPass }) as {
       id: string;
       adminPass?: string;
@@ -375,7 +369,7 @@ export class NovaComputeClient implements ComputeClient {
   }
 
   async getServer(id: string): Promise<Server> {
-    return (await this.api.call(z.object({ server: ServerWire }), 'GET', `/servers/${seg(id)}`)).server;
+    return this.api.call(one('server', ServerWire), 'GET', `/servers/${seg(id)}`);
   }
 
   async listServers(filter: ListServersFilter = {}): Promise<Server[]> {

@@ -42,6 +42,9 @@ import { compact, one, seg, ServiceApi, single, tagsQuery, versionRoot, wire } f
  * tags and quotas.
  */
 
+/** Neutron's answer to a tag replacement (some versions answer with no body). */
+const TagsAnswerWire = z.looseObject({ tags: wire.tags }).nullish();
+
 /** Neutron over a session. */
 export class NeutronNetworkClient implements NetworkClient {
   private readonly api: ServiceApi;
@@ -372,12 +375,9 @@ export class NeutronNetworkClient implements NetworkClient {
   }
 
   async replaceTags(resource: TaggableResource, id: string, tags: string[]): Promise<string[]> {
-    const res = await this.api.call(
-      z.looseObject({ tags: wire.tags }).nullish(),
-      'PUT',
-      `/${resource}/${seg(id)}/tags`,
-      { body: { tags } },
-    );
+    const res = await this.api.call(TagsAnswerWire, 'PUT', `/${resource}/${seg(id)}/tags`, {
+      body: { tags },
+    });
     return res?.tags ?? tags;
   }
 

@@ -108,11 +108,13 @@ export class ServiceApi {
     style: PageStyle,
     query: Query = {},
   ): Promise<z.output<S>[]> {
-    const pageSchema = z.looseObject({
-      [key]: z.array(itemSchema),
-      [`${key}_links`]: z.array(LinkSchema).nullish(),
-      next: z.string().nullish(),
-    });
+    const pageSchema = memoSchema(itemSchema, `page:${key}`, () =>
+      z.looseObject({
+        [key]: z.array(itemSchema),
+        [`${key}_links`]: z.array(LinkSchema).nullish(),
+        next: z.string().nullish(),
+      }),
+    );
     const out: z.output<S>[] = [];
     let q: Query = query;
     const seen = new Set<string>();
@@ -176,9 +178,23 @@ export function single<T extends { id: string }>(
   return named[0];
 }
 
+/**
+ * Schemas built around an item schema, made once per (item schema, use): zod compiles a schema
+ * on its first parse, and these wrap every answer of a busy client.
+ */
+const wrappers = new WeakMap<z.ZodType, Map<string, z.ZodType>>();
+
+function memoSchema<W extends z.ZodType>(item: z.ZodType, use: string, build: () => W): W {
+  let byUse = wrappers.get(item);
+  if (!byUse) wrappers.set(item, (byUse = new Map<string, z.ZodType>()));
+  let w = byUse.get(use);
+  if (!w) byUse.set(use, (w = build()));
+  return w as W;
+}
+
 /** A schema for `{<key>: item}` answers that yields the item. */
 export function one<T>(key: string, schema: z.ZodType<T>) {
-  return z.object({ [key]: schema }).transform((o) => o[key] as T);
+  return memoSchema(schema, `one:${key}`, () => z.object({ [key]: schema }).transform((o) => o[key] as T));
 }
 
 /** Drop undefined values (for request bodies). */

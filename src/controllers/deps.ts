@@ -73,6 +73,12 @@ export interface EngineSettings {
   /** Requeue interval while waiting on the cloud (servers building, load balancers pending), ms. @default 2000 */
   cloudPollMs: number;
   /**
+   * How long the controllers that sum up many objects (Cluster, control plane, machine sets and
+   * deployments, health checks, the Magnum driver) gather their children's changes before they
+   * reconcile, ms: one pass per burst instead of one per machine write. @default 200
+   */
+  coalesceMs: number;
+  /**
    * Reach a workload cluster only through the `workload.magnetar.io/endpoint` annotation (the
    * embedded cloud's addresses are not routable, so the load balancer's floating IP is never
    * tried). @default false
@@ -92,6 +98,7 @@ export const DEFAULT_SETTINGS: EngineSettings = Object.freeze({
   defaultKubernetesVersion: 'v1.31.4',
   defaultSubnetCidr: '10.0.0.0/24',
   cloudPollMs: 2000,
+  coalesceMs: 200,
   endpointAnnotationOnly: false,
 });
 

@@ -412,6 +412,112 @@ describe('controller runtime: watches and resync', () => {
     assert.equal(rec.count('p1/a'), 3);
   });
 
+  test('a watch with a view ignores changes outside it; additions, deletions and changes inside it map', async () => {
+    const store = memoryStore();
+    const clock = new ManualClock();
+    const rec = recorder(async () => undefined, {
+      watches: [
+        {
+          type: PART,
+          map: ownerRefsMapper(WIDGET),
+          // the owner reads the part's colour, never its counter
+          view: (o) => (o.status as { colour?: string }).colour ?? null,
+        },
+      ],
+    });
+    const m = manager(store, clock);
+    m.register(rec.reconciler);
+    await m.start();
+    const a = await store.create(widget('a'));
+    await m.waitIdle();
+    let part = await store.create({
+      apiVersion: API,
+      kind: 'Part',
+      metadata: {
+        name: 'wheel',
+        namespace: 'p1',
+        ownerReferences: [{ apiVersion: API, kind: 'Widget', name: 'a', uid: a.metadata.uid }],
+      },
+      spec: {},
+    });
+    await m.waitIdle();
+    assert.equal(rec.count('p1/a'), 2, 'the part was added');
+    part = await store.updateStatus({ ...part, status: { counter: 1 } });
+    part = await store.updateStatus({ ...part, status: { counter: 2 } });
+    await m.waitIdle();
+    assert.equal(rec.count('p1/a'), 2, 'counter changes are outside the view');
+    await store.updateStatus({ ...part, status: { counter: 3, colour: 'red' } });
+    await m.waitIdle();
+    assert.equal(rec.count('p1/a'), 3, 'the colour is inside the view');
+    await store.delete(PART, 'p1', 'wheel');
+    await m.waitIdle();
+    assert.equal(rec.count('p1/a'), 4, 'the part was deleted');
+  });
+
+  test('a reconciler with a view of its own kind skips its own status-only writes', async () => {
+    const store = memoryStore();
+    const clock = new ManualClock();
+    const rec = recorder(
+      async (ctx, ref) => {
+        const w = (await ctx.store.get<Widget>(WIDGET, ref.namespace, ref.name))!;
+        // a fresh message each pass: without the view, every pass would bring the next one
+        const conditions = setCondition(
+          w.status.conditions,
+          { type: 'Ready', status: 'True', message: `pass at ${ctx.clock.now()}-${Math.random()}` },
+          new Date(ctx.clock.now()).toISOString(),
+        );
+        await ctx.store.updateStatus({ ...w, status: { conditions } });
+      },
+      { view: (o) => o.metadata.generation },
+    );
+    const m = manager(store, clock);
+    m.register(rec.reconciler);
+    await m.start();
+    const a = await store.create(widget('a'));
+    await m.waitIdle();
+    assert.equal(rec.count('p1/a'), 1, 'its own status write did not bring it back');
+    await store.update({ ...(await store.get<Widget>(WIDGET, 'p1', 'a'))!, spec: { size: 5 } });
+    await m.waitIdle();
+    assert.equal(rec.count('p1/a'), 2, 'a spec change is inside the view');
+    assert.ok(a.metadata.uid);
+  });
+
+  test('with a coalescing window, a burst of watched changes is one reconcile after the window', async () => {
+    const store = memoryStore();
+    const clock = new ManualClock();
+    const rec = recorder(async () => undefined, {
+      coalesceMs: 200,
+      watches: [{ type: PART, map: ownerRefsMapper(WIDGET) }],
+    });
+    const m = manager(store, clock);
+    m.register(rec.reconciler);
+    await m.start();
+    const a = await store.create(widget('a'));
+    await until(() => rec.count('p1/a') === 1, 'the first reconcile');
+    const owners = [{ apiVersion: API, kind: 'Widget', name: 'a', uid: a.metadata.uid }];
+    for (const name of ['p1', 'p2', 'p3', 'p4', 'p5']) {
+      await store.create({
+        apiVersion: API,
+        kind: 'Part',
+        metadata: { name, namespace: 'p1', ownerReferences: owners },
+        spec: {},
+      });
+    }
+    // the changes are read from the feed at once; nothing runs before the window ends
+    await new Promise((r) => setTimeout(r, 30));
+    assert.equal(rec.count('p1/a'), 1);
+    await clock.advance(199);
+    await new Promise((r) => setTimeout(r, 20));
+    assert.equal(rec.count('p1/a'), 1, 'still inside the window');
+    await clock.advance(1);
+    await until(() => rec.count('p1/a') === 2, 'one reconcile for the burst');
+    await new Promise((r) => setTimeout(r, 20));
+    assert.equal(rec.count('p1/a'), 2);
+    // a change of the widget itself is never delayed
+    await store.update({ ...(await store.get<Widget>(WIDGET, 'p1', 'a'))!, spec: { size: 3 } });
+    await until(() => rec.count('p1/a') === 3, 'the reconcile of its own change');
+  });
+
   test('ownerRefsMapper maps to owners of the given kind in the object namespace', () => {
     const map = ownerRefsMapper('MachineSet.cluster.x-k8s.io');
     const refs = map({

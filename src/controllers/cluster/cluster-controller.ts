@@ -29,6 +29,7 @@ import { iso, ownerRef, withOwnerRef, writeObject, writeStatus } from '../common
 import { machineIsReady } from '../machine/machine-controller.ts';
 import { reconcileClusterDelete } from './cluster-delete.ts';
 import { clusterPhase } from './cluster-phases.ts';
+import { machineForOwners } from '../common/views.ts';
 
 /**
  * The Cluster controller: adopts its infrastructure cluster and control plane (owner
@@ -44,12 +45,13 @@ export function clusterReconciler(env: Env): Reconciler {
   };
   return {
     name: 'cluster',
+    coalesceMs: env.settings.coalesceMs,
     type: CapiTypes.Cluster,
     watches: [
       { type: CapiTypes.OpenStackCluster, map: byLabel },
       { type: CapiTypes.KubeadmControlPlane, map: byLabel },
       { type: CapiTypes.MachineDeployment, map: byLabel },
-      { type: CapiTypes.Machine, map: byLabel },
+      { type: CapiTypes.Machine, map: byLabel, view: machineForOwners },
     ],
     reconcile: (ctx, ref) => reconcileCluster(env, ctx, ref),
   };

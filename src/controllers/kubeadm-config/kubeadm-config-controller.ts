@@ -31,6 +31,7 @@ import {
   writeStatus,
 } from '../common/writes.ts';
 import { renderCloudInit, type BootstrapRole, type PkiFile } from './cloud-init.ts';
+import { clusterForMembers, specView } from '../common/views.ts';
 
 /** Finalizer Magnetar keeps on KubeadmConfigs so their data Secret is removed with them. */
 export const KUBEADM_CONFIG_FINALIZER = 'kubeadmconfig.bootstrap.cluster.x-k8s.io';
@@ -46,10 +47,13 @@ export const KUBEADM_CONFIG_FINALIZER = 'kubeadmconfig.bootstrap.cluster.x-k8s.i
 export function kubeadmConfigReconciler(env: Env): Reconciler {
   return {
     name: 'kubeadmconfig',
+    // its own status is derived from other objects each time: its own status writes need no second pass
+    view: specView,
     type: CapiTypes.KubeadmConfig,
     watches: [
       {
         type: CapiTypes.Machine,
+        view: specView,
         map: (obj: ApiObject) => {
           const ref = (obj as MachineObject).spec.bootstrap?.configRef;
           return ref && ref.kind === 'KubeadmConfig'
@@ -59,6 +63,7 @@ export function kubeadmConfigReconciler(env: Env): Reconciler {
       },
       {
         type: CapiTypes.Cluster,
+        view: clusterForMembers,
         map: async (obj: ApiObject) =>
           (
             await env.cache.listByCluster<KubeadmConfigObject>(

@@ -19,6 +19,7 @@ import { machineIsReady } from '../machine/machine-controller.ts';
 import { reconcileKcpDelete } from './kcp-delete.ts';
 import { controlPlaneDomains, nextFailureDomain, selectControlPlaneVictim } from './kcp-placement.ts';
 import { kcpStatus } from './kcp-status.ts';
+import { clusterForMembers, machineForOwners } from '../common/views.ts';
 
 /**
  * The KubeadmControlPlane controller: keeps `spec.replicas` (odd) control-plane machines at
@@ -31,10 +32,12 @@ import { kcpStatus } from './kcp-status.ts';
 export function kcpReconciler(env: Env): Reconciler {
   return {
     name: 'kubeadmcontrolplane',
+    coalesceMs: env.settings.coalesceMs,
     type: CapiTypes.KubeadmControlPlane,
     watches: [
       {
         type: CapiTypes.Machine,
+        view: machineForOwners,
         map: (obj: ApiObject) => {
           const name = obj.metadata.labels[CapiLabels.controlPlaneName];
           return name ? [{ namespace: obj.metadata.namespace, name }] : [];
@@ -42,6 +45,7 @@ export function kcpReconciler(env: Env): Reconciler {
       },
       {
         type: CapiTypes.Cluster,
+        view: clusterForMembers,
         map: (obj: ApiObject) => {
           const ref = (obj.spec as { controlPlaneRef?: { kind: string; name: string } }).controlPlaneRef;
           return ref?.kind === 'KubeadmControlPlane'

@@ -34,6 +34,7 @@ import { planRollout, rolloutBounds, type SetView } from './md-rollout.ts';
 export function machineDeploymentReconciler(env: Env): Reconciler {
   return {
     name: 'machinedeployment',
+    coalesceMs: env.settings.coalesceMs,
     type: CapiTypes.MachineDeployment,
     watches: [{ type: CapiTypes.MachineSet, map: ownedBy('MachineDeployment') }],
     reconcile: (ctx, ref) => reconcileMachineDeployment(env, ctx, ref),

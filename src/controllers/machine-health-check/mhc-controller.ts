@@ -15,6 +15,7 @@ import { getCapiCluster, isPaused, type Env } from '../common/env.ts';
 import type { ObjectRef, ReconcileContext, ReconcileResult, Reconciler } from '../common/runtime-types.ts';
 import { controllerOf, isConflict, iso, writeStatus } from '../common/writes.ts';
 import { evaluateMachine, remediationAllowed } from './mhc-evaluate.ts';
+import { clusterForMembers, machineForOwners } from '../common/views.ts';
 
 /** One remediation the health check asked for (Magnetar status extension, newest last). */
 export interface RemediationRecord {
@@ -51,10 +52,11 @@ export function machineHealthCheckReconciler(env: Env): Reconciler {
   };
   return {
     name: 'machinehealthcheck',
+    coalesceMs: env.settings.coalesceMs,
     type: CapiTypes.MachineHealthCheck,
     watches: [
-      { type: CapiTypes.Machine, map: toChecks },
-      { type: CapiTypes.Cluster, map: toChecks },
+      { type: CapiTypes.Machine, map: toChecks, view: machineForOwners },
+      { type: CapiTypes.Cluster, map: toChecks, view: clusterForMembers },
     ],
     reconcile: (ctx, ref) => reconcileMhc(env, ctx, ref),
   };

@@ -18,6 +18,7 @@ import type { ObjectRef, ReconcileContext, ReconcileResult, Reconciler } from '.
 import { controllerOf, deleteObject, iso, removeFinalizer, writeStatus } from '../common/writes.ts';
 import { machineIsAvailable, machineIsReady, ownedBy } from '../machine/machine-controller.ts';
 import { machinesToDelete } from './ms-deletion.ts';
+import { machineForOwners } from '../common/views.ts';
 
 /**
  * The MachineSet controller: keeps `spec.replicas` machines from its template. Scale-down
@@ -27,8 +28,9 @@ import { machinesToDelete } from './ms-deletion.ts';
 export function machineSetReconciler(env: Env): Reconciler {
   return {
     name: 'machineset',
+    coalesceMs: env.settings.coalesceMs,
     type: CapiTypes.MachineSet,
-    watches: [{ type: CapiTypes.Machine, map: ownedBy('MachineSet') }],
+    watches: [{ type: CapiTypes.Machine, map: ownedBy('MachineSet'), view: machineForOwners }],
     reconcile: (ctx, ref) => reconcileMachineSet(env, ctx, ref),
   };
 }

@@ -20,6 +20,7 @@ import {
   type MachineObservation,
 } from './machine-phases.ts';
 import { machinePhase } from './machine-status.ts';
+import { clusterForMembers, mirroredView, specView } from '../common/views.ts';
 
 /** Conditions on a Machine written by others (health checks), kept across reconciles. */
 const FOREIGN_CONDITIONS = [
@@ -37,12 +38,23 @@ const FOREIGN_CONDITIONS = [
 export function machineReconciler(env: Env): Reconciler {
   return {
     name: 'machine',
+    // its own status is derived from other objects each time: its own status writes need no second pass
+    view: specView,
     type: CapiTypes.Machine,
     watches: [
-      { type: CapiTypes.KubeadmConfig, map: ownedBy('Machine') },
-      { type: CapiTypes.OpenStackMachine, map: ownedBy('Machine') },
+      {
+        type: CapiTypes.KubeadmConfig,
+        map: ownedBy('Machine'),
+        view: mirroredView(['dataSecretName', 'initialization']),
+      },
+      {
+        type: CapiTypes.OpenStackMachine,
+        map: ownedBy('Machine'),
+        view: mirroredView(['ready', 'initialization', 'addresses', 'failureDomain']),
+      },
       {
         type: CapiTypes.Cluster,
+        view: clusterForMembers,
         map: async (obj: ApiObject) =>
           (
             await env.cache.listByCluster<MachineObject>(

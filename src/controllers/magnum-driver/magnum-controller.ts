@@ -44,6 +44,7 @@ import {
   infraVerdict,
   type Verdict,
 } from './magnum-status.ts';
+import { machineForMagnum } from '../common/views.ts';
 
 /** Annotation on the CAPI Cluster: `<generation key>@<time>` of the operation in progress. */
 export const OPERATION_ANNOTATION = 'magnum.magnetar.io/operation';
@@ -66,6 +67,7 @@ export function magnumClusterReconciler(env: Env): Reconciler {
   };
   return {
     name: 'magnum-driver',
+    coalesceMs: env.settings.coalesceMs,
     type: MagnumTypes.Cluster,
     watches: [
       { type: MagnumTypes.NodeGroup, map: toMagnum },
@@ -73,7 +75,7 @@ export function magnumClusterReconciler(env: Env): Reconciler {
       { type: CapiTypes.OpenStackCluster, map: toMagnum },
       { type: CapiTypes.KubeadmControlPlane, map: toMagnum },
       { type: CapiTypes.MachineDeployment, map: toMagnum },
-      { type: CapiTypes.Machine, map: toMagnum },
+      { type: CapiTypes.Machine, map: toMagnum, view: machineForMagnum },
       { type: CapiTypes.MachineHealthCheck, map: toMagnum },
     ],
     reconcile: (ctx, ref) => reconcileMagnum(env, ctx, ref),

@@ -30,6 +30,7 @@ import {
   type RecordStatus,
 } from './osc-network.ts';
 import { reconcileSecurityGroups } from './osc-security-groups.ts';
+import { specView } from '../common/views.ts';
 
 /**
  * The OpenStackCluster controller (the OpenStack provider's cluster half): network, subnet,
@@ -46,6 +47,7 @@ export function openStackClusterReconciler(env: Env): Reconciler {
     watches: [
       {
         type: CapiTypes.Cluster,
+        view: specView,
         map: (obj: ApiObject) => {
           const ref = (obj as CapiClusterObject).spec.infrastructureRef;
           return ref?.kind === 'OpenStackCluster'
@@ -56,6 +58,7 @@ export function openStackClusterReconciler(env: Env): Reconciler {
       {
         // Deletion waits for the cluster's machines to be gone.
         type: CapiTypes.Machine,
+        view: specView,
         map: async (obj: ApiObject) => {
           if (obj.metadata.deletionTimestamp === undefined && !(await isGone(env, obj))) return [];
           const cluster = obj.metadata.labels[CapiLabels.clusterName];

@@ -37,6 +37,7 @@ import { oscNames } from '../openstack-cluster/osc-network.ts';
 import { reconcileOsmDelete } from './osm-delete.ts';
 import { ensureMember } from './osm-member.ts';
 import { ensurePort, ensureRootVolume, resolve, type RecordMachine } from './osm-resources.ts';
+import { oscForMachines, specView } from '../common/views.ts';
 
 /**
  * The OpenStackMachine controller (the OpenStack provider's machine half): resolve image,
@@ -49,10 +50,13 @@ import { ensurePort, ensureRootVolume, resolve, type RecordMachine } from './osm
 export function openStackMachineReconciler(env: Env): Reconciler {
   return {
     name: 'openstackmachine',
+    // its own status is derived from other objects each time: its own status writes need no second pass
+    view: specView,
     type: CapiTypes.OpenStackMachine,
     watches: [
       {
         type: CapiTypes.Machine,
+        view: specView,
         map: (obj: ApiObject) => {
           const ref = (obj as MachineObject).spec.infrastructureRef;
           return ref?.kind === 'OpenStackMachine'
@@ -62,6 +66,7 @@ export function openStackMachineReconciler(env: Env): Reconciler {
       },
       {
         type: CapiTypes.OpenStackCluster,
+        view: oscForMachines,
         map: async (obj: ApiObject) => {
           const cluster = obj.metadata.labels[CapiLabels.clusterName];
           if (!cluster) return [];

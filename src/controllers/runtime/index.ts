@@ -9,6 +9,7 @@ export type {
   ReconcileResult,
   Reconciler,
   WatchSpec,
+  ObjectView,
   ManagerOptions,
   ControllerStats,
 } from './types.ts';

@@ -11,11 +11,12 @@ import {
   type TypeKey,
 } from '../../domain/index.ts';
 import type { ObjectStore, WatchEvent } from '../../store/index.ts';
+import { sameJson } from '../common/hash.ts';
 import { backoffDelay } from './backoff.ts';
 import { ServiceHeartbeat } from './service-heartbeat.ts';
 import { ShardOwnership } from './shards.ts';
 import { TerminalError } from './terminal-error.ts';
-import type { ControllerStats, ManagerOptions, ObjectRef, Reconciler } from './types.ts';
+import type { ControllerStats, ManagerOptions, ObjectRef, ObjectView, Reconciler } from './types.ts';
 import { WorkQueue, fingerprint, keyOf, type EnqueueCause } from './work-queue.ts';
 
 interface Controller {
@@ -66,6 +67,10 @@ export class ControllerManager {
   private timers: (() => void)[] = [];
   private unsubscribe: (() => void) | undefined;
   private waiters: (() => void)[] = [];
+  /** Keys waiting out their controller's coalescing window: shard key → cancel. */
+  private readonly coalescing = new Map<string, () => void>();
+  /** Last view seen per (controller, watch, object), for watches and reconcilers with a view. */
+  private readonly views = new Map<string, unknown>();
 
   constructor(options: ManagerOptions) {
     this.store = options.store;
@@ -163,6 +168,8 @@ export class ControllerManager {
       c.q.cancelAllTimers();
       c.q.clearQueued();
     }
+    for (const cancel of this.coalescing.values()) cancel();
+    this.coalescing.clear();
     await Promise.allSettled([...this.inflight, ...this.periodic]);
     await this.pumping?.catch(() => undefined);
     if (options.releaseLeases === false) this.shards.forget();
@@ -248,7 +255,7 @@ export class ControllerManager {
   }
 
   private idle(): boolean {
-    if (this.listing > 0 || this.periodic.size > 0 || this.pumping) return false;
+    if (this.listing > 0 || this.periodic.size > 0 || this.pumping || this.coalescing.size > 0) return false;
     for (const c of this.controllers.values()) if (c.q.depth > 0 || c.q.inFlight.size > 0) return false;
     return true;
   }
@@ -267,8 +274,28 @@ export class ControllerManager {
 
   private add(c: Controller, ref: ObjectRef, cause: EnqueueCause): void {
     if (!this.running) return;
-    if (!this.shards.canRun(this.shardKey(c, keyOf(ref)))) return;
-    if (c.q.add(ref, cause)) this.drain(c);
+    const key = this.shardKey(c, keyOf(ref));
+    if (!this.shards.canRun(key)) return;
+    const window = c.r.coalesceMs ?? 0;
+    if (cause.kind === 'mapped' && window > 0) {
+      if (this.coalescing.has(key)) return;
+      const cancel = this.clock.setTimer(() => {
+        this.coalescing.delete(key);
+        if (this.running && c.q.add(ref, cause)) this.drain(c);
+        this.progress();
+      }, window);
+      this.coalescing.set(key, cancel);
+      return;
+    }
+    if (c.q.add(ref, cause)) {
+      // a reconcile that starts now also sees the changes a pending window was gathering
+      const pending = this.coalescing.get(key);
+      if (pending) {
+        pending();
+        this.coalescing.delete(key);
+      }
+      this.drain(c);
+    }
   }
 
   private drain(c: Controller): void {
@@ -392,7 +419,11 @@ export class ControllerManager {
           cont = page.continue;
         } while (cont && this.running);
       }
-      if (setFeed && from !== undefined) this.after = from;
+      if (setFeed && from !== undefined) {
+        this.after = from;
+        // deletions missed while the feed was behind would leave stale views
+        this.views.clear();
+      }
     } finally {
       this.listing--;
       this.progress();
@@ -455,12 +486,14 @@ export class ControllerManager {
   private async dispatch(ev: WatchEvent): Promise<void> {
     const type = typeOf(ev.object);
     for (const c of this.controllers.values()) {
-      if (c.r.type === type) {
+      if (c.r.type === type && this.viewChanged(c.r.name, c.r.view, ev)) {
         const ref = { namespace: ev.object.metadata.namespace, name: ev.object.metadata.name };
         this.add(c, ref, { kind: 'object', object: ev.object, deleted: ev.type === 'DELETED' });
       }
-      for (const w of c.r.watches ?? []) {
-        if (w.type !== type) continue;
+      const watches = c.r.watches ?? [];
+      for (let i = 0; i < watches.length; i++) {
+        const w = watches[i]!;
+        if (w.type !== type || !this.viewChanged(`${c.r.name}#${i}`, w.view, ev)) continue;
         let refs: ObjectRef[];
         try {
           refs = await w.map(ev.object);
@@ -471,5 +504,24 @@ export class ControllerManager {
         for (const ref of refs) this.add(c, ref, { kind: 'mapped' });
       }
     }
+  }
+
+  /**
+   * Whether an event changes what a view reads. Additions and deletions always count; so does
+   * the first change this process sees of an object (it has no earlier view to compare with).
+   */
+  private viewChanged(slot: string, view: ObjectView | undefined, ev: WatchEvent): boolean {
+    if (!view) return true;
+    const m = ev.object.metadata;
+    const key = `${slot}\0${m.namespace}\0${m.name}`;
+    if (ev.type === 'DELETED') {
+      this.views.delete(key);
+      return true;
+    }
+    const next = view(ev.object);
+    const had = this.views.has(key);
+    const prev = this.views.get(key);
+    this.views.set(key, next);
+    return ev.type === 'ADDED' || !had || !sameJson(prev, next);
   }
 }

@@ -27,7 +27,16 @@ export interface ReconcileResult {
 export interface WatchSpec {
   type: TypeKey;
   map: (obj: ApiObject) => ObjectRef[] | Promise<ObjectRef[]>;
+  /**
+   * The part of the watched object the reconciler reads (a predicate, in controller-runtime's
+   * terms). A change that leaves it equal (as JSON) is not mapped, so a status counter the
+   * reconciler never looks at does not wake it. Absent: every change maps.
+   */
+  view?: ObjectView;
 }
+
+/** The fields of an object a reconciler depends on, as a JSON value. */
+export type ObjectView = (obj: ApiObject) => unknown;
 
 /**
  * One controller. `reconcile` must be safe to interrupt and to run again: it is called after
@@ -42,6 +51,19 @@ export interface Reconciler {
   type: TypeKey;
   /** Other kinds whose changes enqueue primary objects (e.g. owner refs, label lookups). */
   watches?: WatchSpec[];
+  /**
+   * The part of its own object the reconciler reads, when its own status writes (or others')
+   * need not wake it: changes of the primary object that leave this equal are skipped.
+   * Absent: every change of the primary object enqueues it.
+   */
+  view?: ObjectView;
+  /**
+   * Changes of watched objects are gathered for this long before the key they map to is
+   * reconciled (one reconcile for a burst): for controllers that sum up many objects (a
+   * Cluster over its machines), whose every child's write would otherwise be a full reconcile.
+   * Changes of the primary object itself are never delayed. @default 0
+   */
+  coalesceMs?: number;
   reconcile(ctx: ReconcileContext, ref: ObjectRef): Promise<ReconcileResult | void>;
 }
 

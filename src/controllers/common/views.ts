@@ -1,0 +1,109 @@
+import { CapiConditions, type ApiObject, type Condition } from '../../domain/index.ts';
+
+/**
+ * Views: the part of a watched object a reconciler reads (see `WatchSpec.view`). Each status
+ * write of a busy object (a Machine is written about a dozen times while it comes up) would
+ * otherwise wake every controller watching that kind, and each of those reconciles reads its
+ * whole cluster again. A view leaves out what its readers never look at: status counters,
+ * observed generations, transition times.
+ */
+
+/** Metadata that steers a reader (owners, labels, pause annotations, deletion) and the spec, by generation. */
+function metadataView(o: ApiObject): unknown[] {
+  const m = o.metadata;
+  return [
+    m.uid,
+    m.generation,
+    m.deletionTimestamp ?? null,
+    m.labels,
+    m.annotations,
+    m.ownerReferences,
+    m.finalizers,
+  ];
+}
+
+type StatusOf = { status?: Record<string, unknown> & { conditions?: Condition[] } };
+
+function conditionsView(o: ApiObject, messages: boolean): unknown[] {
+  const conditions = (o as StatusOf).status?.conditions ?? [];
+  return conditions.map((c) =>
+    messages ? [c.type, c.status, c.reason ?? '', c.message ?? ''] : [c.type, c.status, c.reason ?? ''],
+  );
+}
+
+function statusFields(o: ApiObject, fields: readonly string[]): unknown[] {
+  const status = (o as StatusOf).status ?? {};
+  return fields.map((f) => status[f] ?? null);
+}
+
+/** Metadata and spec only: for readers that never look at the object's status. */
+export const specView = (o: ApiObject): unknown => metadataView(o);
+
+/**
+ * A CAPI Cluster as the objects of the cluster read it: metadata, spec, whether its
+ * infrastructure is provisioned and its control plane initialized, the failure domains, and
+ * the workload probe's summary of node readiness (its change is how machines waiting for their
+ * node hear of it); not the replica counters and other conditions the Cluster controller
+ * rewrites on every machine change.
+ */
+export const clusterForMembers = (o: ApiObject): unknown => {
+  const probe = (o as StatusOf).status?.conditions?.find(
+    (c) => c.type === CapiConditions.RemoteConnectionProbe,
+  );
+  return [
+    metadataView(o),
+    statusFields(o, ['initialization', 'failureDomains']),
+    probe ? [probe.status, probe.reason ?? '', probe.message ?? ''] : null,
+  ];
+};
+
+/**
+ * A Machine as the controllers that count machines read it (its Cluster, control plane, set,
+ * health checks): metadata, spec, phase, node, addresses and conditions without their messages
+ * and transition times.
+ */
+export const machineForOwners = (o: ApiObject): unknown => [
+  metadataView(o),
+  statusFields(o, ['phase', 'nodeRef', 'addresses', 'failureDomain', 'initialization', 'deletion']),
+  conditionsView(o, false),
+];
+
+/**
+ * An object whose status another controller mirrors (a machine's infrastructure or bootstrap
+ * object): metadata, spec, the named status fields and its Ready condition, message included.
+ */
+export function mirroredView(fields: readonly string[]): (o: ApiObject) => unknown {
+  return (o) => {
+    const ready = (o as StatusOf).status?.conditions?.find((c) => c.type === CapiConditions.Ready);
+    return [
+      metadataView(o),
+      statusFields(o, fields),
+      ready ? [ready.status, ready.reason ?? '', ready.message ?? ''] : null,
+    ];
+  };
+}
+
+/** A Machine as the Magnum driver reads it: {@link machineForOwners} with the condition messages it reports. */
+export const machineForMagnum = (o: ApiObject): unknown => [
+  metadataView(o),
+  statusFields(o, ['phase', 'nodeRef', 'addresses', 'failureDomain', 'initialization', 'deletion']),
+  conditionsView(o, true),
+];
+
+/** Metadata, spec and status without conditions: for readers of an object's results, not its progress. */
+export const statusView = (o: ApiObject): unknown => {
+  const { conditions: _conditions, observedGeneration: _observed, ...rest } = (o as StatusOf).status ?? {};
+  return [metadataView(o), rest];
+};
+
+/**
+ * An OpenStackCluster as its machines read it: they wait until it is ready and then use what
+ * it built, so the steps of its construction do not wake them.
+ */
+export const oscForMachines = (o: ApiObject): unknown => {
+  const status = (o as StatusOf).status ?? {};
+  const ready =
+    status.ready === true ||
+    (status.initialization as { provisioned?: boolean } | undefined)?.provisioned === true;
+  return ready ? statusView(o) : [metadataView(o), false];
+};
