@@ -52,6 +52,7 @@ export async function benchScale(options: { clusters?: number } = {}): Promise<v
     await liftCloudQuotas(admin, m.url, project, n);
 
     const t0 = Date.now();
+    const createCpu0 = process.cpuUsage();
     const names = Array.from({ length: n }, (_, i) => `bench-${String(i).padStart(4, '0')}`);
     for (let i = 0; i < names.length; i += 50) {
       await Promise.all(
@@ -85,6 +86,8 @@ export async function benchScale(options: { clusters?: number } = {}): Promise<v
       last = await states();
     }
     const created = (Date.now() - t0) / 1000;
+    const createCpu = process.cpuUsage(createCpu0);
+    const createCpuS = (createCpu.user + createCpu.system) / 1e6;
     const reasons = new Map<string, number>();
     for (const c of (await m.store.list<MagnumClusterObject>(MagnumTypes.Cluster, { namespace: project }))
       .items)
@@ -96,6 +99,9 @@ export async function benchScale(options: { clusters?: number } = {}): Promise<v
     console.log(`clusters: ${n} (3 masters + 3 workers each), API accepted all in ${accepted.toFixed(1)} s`);
     console.log(
       `create: ${JSON.stringify(last.by)} after ${created.toFixed(1)} s → ${(n / created).toFixed(2)} clusters/s, ${((6 * n) / created).toFixed(1)} machines/s`,
+    );
+    console.log(
+      `create CPU: ${createCpuS.toFixed(1)} s (${((createCpuS * 1000) / n).toFixed(0)} ms per cluster, ${((100 * createCpuS) / created).toFixed(0)}% of one core)`,
     );
 
     // Idle: every cluster up, nothing asked for.
@@ -148,7 +154,12 @@ export async function benchScale(options: { clusters?: number } = {}): Promise<v
 }
 
 /** Raise the embedded cloud's quotas of the project so N clusters fit (admin, Nova/Neutron/Octavia quota APIs). */
-export async function liftCloudQuotas(admin: Session, _base: string, project: string, n: number): Promise<void> {
+export async function liftCloudQuotas(
+  admin: Session,
+  _base: string,
+  project: string,
+  n: number,
+): Promise<void> {
   const big = n * 10 + 100;
   const tries: [string, string, unknown][] = [
     [

@@ -13,3 +13,4 @@ export * from './capi-schemas.ts';
 export * from './policy.ts';
 export * from './kube/index.ts';
 export * from './backup.ts';
+export * from './json.ts';

@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { canonicalJson, sameJson } from '../../src/controllers/common/hash.ts';
+import { canonicalJson } from '../../src/controllers/common/hash.ts';
+import { sameJson } from '../../src/domain/index.ts';
 
 // Controllers skip a write (and so a watch event) when the status or spec they computed equals the
 // stored one; a wrong "equal" loses a change, a wrong "different" keeps an idle region busy.

@@ -1,5 +1,5 @@
 import type { z } from 'zod';
-import { ConflictError, NotFoundError, type ApiObject } from '../../domain/index.ts';
+import { ConflictError, NotFoundError, sameJson, type ApiObject } from '../../domain/index.ts';
 import type { ObjectStore, WriteOp } from '../../store/index.ts';
 import { CLOUD_API_VERSION, cloudType, type CloudKind } from './kinds.ts';
 
@@ -17,9 +17,18 @@ export interface Row<R> {
   object: ApiObject;
 }
 
-/** Typed access to one kind, rows validated with zod when read back. */
+/** How many checked row versions a repo remembers before it starts over. */
+const CHECKED_LIMIT = 100_000;
+
+/**
+ * Typed access to one kind, rows validated with zod when read back. A stored version that
+ * passed the schema unchanged (no default filled in, nothing dropped) is remembered by uid and
+ * resourceVersion and not parsed again: the embedded cloud reads the same rows over and over.
+ */
 export class Repo<R extends object> {
   readonly type: string;
+  /** uid → resourceVersion of the last version that passed the schema as stored. */
+  private readonly checked = new Map<string, string>();
 
   constructor(
     private readonly store: ObjectStore,
@@ -31,11 +40,18 @@ export class Repo<R extends object> {
 
   /** Parse a stored object into a row; throws when the stored record does not match the schema. */
   row(object: ApiObject): Row<R> {
+    const m = object.metadata;
+    if (this.checked.get(m.uid) === m.resourceVersion)
+      return { id: m.name, project: m.namespace, rec: object.spec as R, object };
     const parsed = this.schema.safeParse(object.spec);
     if (!parsed.success) {
-      throw new Error(`stored ${this.kind} ${object.metadata.name} is invalid: ${parsed.error.message}`);
+      throw new Error(`stored ${this.kind} ${m.name} is invalid: ${parsed.error.message}`);
     }
-    return { id: object.metadata.name, project: object.metadata.namespace, rec: parsed.data, object };
+    if (sameJson(parsed.data, object.spec)) {
+      if (this.checked.size >= CHECKED_LIMIT) this.checked.clear();
+      this.checked.set(m.uid, m.resourceVersion);
+    }
+    return { id: m.name, project: m.namespace, rec: parsed.data, object };
   }
 
   async get(project: string, id: string): Promise<Row<R> | undefined> {
@@ -106,6 +122,7 @@ export class Repo<R extends object> {
   }
 
   deleteOp(row: Row<R>): WriteOp {
+    this.checked.delete(row.object.metadata.uid);
     return {
       op: 'delete',
       type: this.type,

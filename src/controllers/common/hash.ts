@@ -16,35 +16,6 @@ export function canonicalJson(value: unknown): string {
   });
 }
 
-/**
- * Whether two JSON values are equal as canonicalJson sees them (object key order and
- * `undefined` members do not count), without building either string: the change check of
- * every write, so it must not allocate.
- */
-export function sameJson(a: unknown, b: unknown): boolean {
-  if (a === b) return true;
-  if (typeof a !== 'object' || typeof b !== 'object' || a === null || b === null) {
-    // JSON.stringify writes NaN and ±Infinity as null
-    return typeof a === 'number' && typeof b === 'number' && !Number.isFinite(a) && !Number.isFinite(b);
-  }
-  if (Array.isArray(a)) {
-    if (!Array.isArray(b) || a.length !== b.length) return false;
-    for (let i = 0; i < a.length; i++) if (!sameJson(a[i], b[i])) return false;
-    return true;
-  }
-  if (Array.isArray(b)) return false;
-  const x = a as Record<string, unknown>;
-  const y = b as Record<string, unknown>;
-  let defined = 0;
-  for (const k in x) {
-    if (x[k] === undefined) continue;
-    defined++;
-    if (!Object.hasOwn(y, k) || !sameJson(x[k], y[k])) return false;
-  }
-  for (const k in y) if (y[k] !== undefined) defined--;
-  return defined === 0;
-}
-
 const ALPHABET = 'bcdfghjklmnpqrstvwxz2456789';
 
 /** A short DNS-safe hash of a value (template hashes, deterministic names). */

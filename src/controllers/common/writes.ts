@@ -6,7 +6,7 @@ import {
   type TypeKey,
 } from '../../domain/index.ts';
 import type { AnyObject, ObjectStore } from '../../store/index.ts';
-import { sameJson } from './hash.ts';
+import { sameJson } from '../../domain/index.ts';
 
 /**
  * Store writes every reconciler needs, each guarded by the object's resourceVersion: a

@@ -1,5 +1,5 @@
 import type { AnyObject, ObjectStore } from '../../store/index.ts';
-import { sameJson } from '../common/hash.ts';
+import { sameJson } from '../../domain/index.ts';
 import { isAlreadyExists } from '../common/writes.ts';
 import type { DesiredObject } from './magnum-render.ts';
 

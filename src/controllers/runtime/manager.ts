@@ -11,7 +11,7 @@ import {
   type TypeKey,
 } from '../../domain/index.ts';
 import type { ObjectStore, WatchEvent } from '../../store/index.ts';
-import { sameJson } from '../common/hash.ts';
+import { sameJson } from '../../domain/index.ts';
 import { backoffDelay } from './backoff.ts';
 import { ServiceHeartbeat } from './service-heartbeat.ts';
 import { ShardOwnership } from './shards.ts';
