@@ -137,12 +137,28 @@ export async function benchScale(options: { clusters?: number } = {}): Promise<v
     const inv = await fetch(`${m.url}/cloud/_inventory?project_id=${project}`, {
       headers: { 'X-Auth-Token': await admin.token() },
     });
-    const body = (await inv.json()) as { projects: Record<string, Record<string, unknown[]>> };
-    const leftovers = Object.entries(body.projects[project] ?? {}).filter(
-      ([k, v]) => k !== 'Keypair' && v.length > 0,
-    );
+    const body = (await inv.json()) as {
+      projects: Record<string, Record<string, { id: string; name: string }[]>>;
+    };
+    // Neutron's per-project default security group and its rules are the project's, not a cluster's.
+    const defaults = (
+      await session.request<{ security_groups: { id: string; security_group_rules: unknown[] }[] }>(
+        'network',
+        'GET',
+        '/v2.0/security-groups',
+        { query: { name: 'default' } },
+      )
+    ).body.security_groups;
+    const defaultRules = defaults.reduce((k, g) => k + g.security_group_rules.length, 0);
+    const leftovers = Object.entries(body.projects[project] ?? {})
+      .map(([k, v]): [string, number] => {
+        if (k === 'SecurityGroup') return [k, v.filter((g) => g.name !== 'default').length];
+        if (k === 'SecurityGroupRule') return [k, v.length - defaultRules];
+        return [k, v.length];
+      })
+      .filter(([k, count]) => k !== 'Keypair' && count > 0);
     console.log(
-      `cloud resources left in the project: ${leftovers.length === 0 ? 'none' : JSON.stringify(leftovers.map(([k, v]) => [k, v.length]))}`,
+      `cloud resources left in the project: ${leftovers.length === 0 ? 'none (the default security group kept)' : JSON.stringify(leftovers)}`,
     );
     session.close();
     admin.close();
