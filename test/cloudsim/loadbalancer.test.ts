@@ -50,6 +50,18 @@ test('a load balancer goes PENDING_CREATE then ACTIVE, with a VIP port on the su
     );
     assert.equal(list.body.loadbalancers.length, 1);
     assert.deepEqual(list.body.loadbalancers_links, []);
+    await h.call('POST', lbPath('loadbalancers'), {
+      body: { loadbalancer: { name: 'other', vip_subnet_id: sub } },
+    });
+    const named = async (q: string) =>
+      (
+        await h.call<{ loadbalancers: Obj[] }>('GET', `/load-balancer/v2.0/lbaas/loadbalancers?${q}`)
+      ).body.loadbalancers
+        .map((l) => `${String(l.name)}:${String(l.provisioning_status)}`)
+        .sort();
+    assert.deepEqual(await named('name=kubeapi'), ['kubeapi:ACTIVE']);
+    assert.deepEqual(await named('name=kubeapi&name=other'), ['kubeapi:ACTIVE', 'other:PENDING_CREATE']);
+    assert.deepEqual(await named('name=none-such'), []);
   } finally {
     await h.close();
   }

@@ -370,3 +370,54 @@ test('non-admins may not create external or shared networks', async () => {
     await h.close();
   }
 });
+
+test('lookups by name, description and network id answer exactly what Neutron filters would: one match, several values, none, and other tenants hidden', async () => {
+  const h = await startCloud();
+  try {
+    const a = await post(h, 'networks', 'network', { name: 'net-a' });
+    const b = await post(h, 'networks', 'network', { name: 'net-b' });
+    await post(h, 'networks', 'network', { name: 'net-a' }, 'bob');
+    const sa = await post(h, 'subnets', 'subnet', {
+      network_id: a.id,
+      cidr: '10.7.0.0/24',
+      ip_version: 4,
+      name: 's-a',
+    });
+    await post(h, 'subnets', 'subnet', { network_id: b.id, cidr: '10.8.0.0/24', ip_version: 4, name: 's-b' });
+    const ra = await post(h, 'routers', 'router', { name: 'r-a' });
+    await post(h, 'routers', 'router', { name: 'r-b' });
+    const names = async (path: string, key: string) =>
+      (await h.call<Record<string, Obj[]>>('GET', `/network/v2.0/${path}`)).body[key]!.map(
+        (x) => x.name,
+      ).sort();
+
+    assert.deepEqual(await names('networks?name=net-a', 'networks'), ['net-a'], "bob's net-a is not alice's");
+    assert.deepEqual(await names('networks?name=net-a&name=net-b', 'networks'), ['net-a', 'net-b']);
+    assert.deepEqual(await names('networks?name=nope', 'networks'), []);
+    assert.deepEqual(await names(`subnets?network_id=${a.id}`, 'subnets'), ['s-a']);
+    assert.deepEqual(await names(`subnets?network_id=${a.id}&name=s-b`, 'subnets'), []);
+    assert.deepEqual(await names(`subnets?network_id=${a.id}&network_id=${b.id}`, 'subnets'), ['s-a', 's-b']);
+    assert.deepEqual(await names('routers?name=r-a', 'routers'), ['r-a']);
+
+    const pub = await publicNet(h);
+    await h.call('PUT', `/network/v2.0/routers/${ra.id}`, {
+      token: 'alice',
+      body: { router: { external_gateway_info: { network_id: pub.id } } },
+    });
+    await h.call('PUT', `/network/v2.0/routers/${ra.id}/add_router_interface`, {
+      token: 'alice',
+      body: { subnet_id: sa.id },
+    });
+    for (const description of ['lb-one', 'lb-two'])
+      await post(h, 'floatingips', 'floatingip', { floating_network_id: pub.id, description });
+    const fips = async (q: string) =>
+      (await h.call<{ floatingips: Obj[] }>('GET', `/network/v2.0/floatingips?${q}`)).body.floatingips
+        .map((f) => f.description)
+        .sort();
+    assert.deepEqual(await fips('description=lb-two'), ['lb-two']);
+    assert.deepEqual(await fips('description=lb-one&description=lb-two'), ['lb-one', 'lb-two']);
+    assert.deepEqual(await fips('description=none-such'), []);
+  } finally {
+    await h.close();
+  }
+});

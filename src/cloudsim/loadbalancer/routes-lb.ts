@@ -6,7 +6,13 @@ import { asText, bodyOf, callerOf, p, parseBool, q, type Caller, type ServiceRou
 import { newId } from '../core/ids.ts';
 import type { LoadBalancer } from '../core/records.ts';
 import type { Row } from '../core/repo.ts';
-import { neutronFilter, portLabels, projectFields, type NetworkService } from '../network/index.ts';
+import {
+  neutronFilter,
+  portLabels,
+  prefilter,
+  projectFields,
+  type NetworkService,
+} from '../network/index.ts';
 import { octaviaErrors as E, type LbEngine } from './engine.ts';
 import { lbView } from './views.ts';
 
@@ -142,7 +148,11 @@ export function registerLbRoutes(
     let rows = caller.isAdmin
       ? await repos.loadBalancers.list()
       : await repos.loadBalancers.list({ project: caller.project });
-    rows = await ctx.transitions.settleAll(repos.loadBalancers, rows);
+    // names do not change as load balancers settle; each view reads the load balancer's tree
+    rows = await ctx.transitions.settleAll(
+      repos.loadBalancers,
+      prefilter(req, rows, ['name', 'description']),
+    );
     const views = [];
     for (const lb of rows) views.push(await view(lb));
     return octaviaList(req, 'loadbalancers', views);

@@ -71,6 +71,26 @@ export function neutronFilter(req: FastifyRequest, views: View[]): View[] {
   return out;
 }
 
+/**
+ * The rows whose records pass the query's filters on `fields`, applied before the views are
+ * built: the same test {@link neutronFilter} makes on the views, for fields a view copies from
+ * its record unchanged. A lookup by name (`GET /routers?name=x`) then builds one view, not one
+ * per row of the project; some views read more rows (a load balancer's tree, a floating IP's port).
+ */
+export function prefilter<T extends { rec: object }>(
+  req: FastifyRequest,
+  rows: T[],
+  fields: readonly (keyof T['rec'] & string)[],
+): T[] {
+  let out = rows;
+  for (const f of fields) {
+    const wanted = qAll(req, f);
+    if (wanted.length === 0) continue;
+    out = out.filter((r) => wanted.some((w) => matches((r.rec as Record<string, unknown>)[f], w)));
+  }
+  return out;
+}
+
 /** Keep only the requested `fields` (Neutron always answers exactly those). */
 export function projectFields(req: FastifyRequest, view: View): View {
   const fields = qAll(req, 'fields').flatMap((f) => f.split(','));

@@ -7,7 +7,7 @@ import type { FloatingIp } from '../core/records.ts';
 import type { Row } from '../core/repo.ts';
 import { parseNeutronBody } from './body.ts';
 import { neutronErrors as E } from './errors.ts';
-import { neutronList, projectFields } from './listing.ts';
+import { neutronList, prefilter, projectFields } from './listing.ts';
 import { targetProject } from './routes-networks.ts';
 import type { NetworkService } from './service.ts';
 import { floatingIpView } from './views.ts';
@@ -97,7 +97,8 @@ export function registerFloatingIpRoutes(r: ServiceRoutes, ctx: CloudContext, sv
       ? await repos.floatingIps.list()
       : await repos.floatingIps.list({ project: caller.project });
     const views = [];
-    for (const f of rows) views.push(floatingIpView(f, await portDetails(f)));
+    for (const f of prefilter(req, rows, ['description', 'port_id', 'floating_ip_address']))
+      views.push(floatingIpView(f, await portDetails(f)));
     return neutronList(req, 'floatingips', views);
   });
 

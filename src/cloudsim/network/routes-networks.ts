@@ -1,12 +1,12 @@
 import { z } from 'zod';
 import { nowIso, type CloudContext } from '../core/context.ts';
-import { bodyOf, callerOf, p, type ServiceRoutes } from '../core/http.ts';
+import { bodyOf, callerOf, p, qAll, type ServiceRoutes } from '../core/http.ts';
 import { cidrsOverlap, defaultPools, formatIpv4, newId, parseCidr4, parseIpv4 } from '../core/ids.ts';
 import type { Network, Subnet } from '../core/records.ts';
 import { parseNeutronBody } from './body.ts';
 import { neutronErrors as E } from './errors.ts';
 import { allocationsOnSubnet } from './ipam.ts';
-import { neutronList, projectFields } from './listing.ts';
+import { neutronList, prefilter, projectFields } from './listing.ts';
 import type { NetworkService } from './service.ts';
 import { networkView, subnetView } from './views.ts';
 
@@ -97,7 +97,9 @@ export function registerNetworkRoutes(r: ServiceRoutes, ctx: CloudContext, svc: 
 
   r.get('/v2.0/networks', 'networks.list', async (req) => {
     const caller = callerOf(req);
-    const rows = (await repos.networks.list()).filter((n) => svc.canSeeNetwork(caller, n));
+    const rows = prefilter(req, await repos.networks.list(), ['name']).filter((n) =>
+      svc.canSeeNetwork(caller, n),
+    );
     return neutronList(
       req,
       'networks',
@@ -195,10 +197,15 @@ export function registerNetworkRoutes(r: ServiceRoutes, ctx: CloudContext, svc: 
 
   r.get('/v2.0/subnets', 'subnets.list', async (req) => {
     const caller = callerOf(req);
+    // One network's subnets (how clients look them up) are read through the network_id label.
+    const wantedNets = qAll(req, 'network_id');
+    const one = wantedNets.length === 1 ? wantedNets[0]! : undefined;
+    const nets = one !== undefined ? [await repos.networks.find(one)] : await repos.networks.list();
     const visibleNets = new Set(
-      (await repos.networks.list()).filter((n) => svc.canSeeNetwork(caller, n)).map((n) => n.id),
+      nets.filter((n) => n !== undefined && svc.canSeeNetwork(caller, n)).map((n) => n!.id),
     );
-    const rows = (await repos.subnets.list()).filter(
+    const subnets = await repos.subnets.list(one !== undefined ? { labels: { network_id: one } } : {});
+    const rows = prefilter(req, subnets, ['name']).filter(
       (s) => svc.ownsOrAdmin(caller, s.project) || visibleNets.has(s.rec.network_id),
     );
     return neutronList(req, 'subnets', rows.map(subnetView));

@@ -8,7 +8,7 @@ import type { Router } from '../core/records.ts';
 import type { Row } from '../core/repo.ts';
 import { parseNeutronBody } from './body.ts';
 import { neutronErrors as E } from './errors.ts';
-import { neutronList, projectFields } from './listing.ts';
+import { neutronList, prefilter, projectFields } from './listing.ts';
 import { targetProject } from './routes-networks.ts';
 import type { NetworkService } from './service.ts';
 import { routerView } from './views.ts';
@@ -115,7 +115,7 @@ export function registerRouterRoutes(r: ServiceRoutes, ctx: CloudContext, svc: N
     const rows = caller.isAdmin
       ? await repos.routers.list()
       : await repos.routers.list({ project: caller.project });
-    return neutronList(req, 'routers', rows.map(routerView));
+    return neutronList(req, 'routers', prefilter(req, rows, ['name']).map(routerView));
   });
 
   r.get('/v2.0/routers/:id', 'routers.show', async (req) => {
