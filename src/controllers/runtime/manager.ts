@@ -2,6 +2,7 @@ import { hostname } from 'node:os';
 import { randomBytes } from 'node:crypto';
 import {
   ConflictError,
+  sameJson,
   silentLogger,
   systemClock,
   typeOf,
@@ -11,7 +12,6 @@ import {
   type TypeKey,
 } from '../../domain/index.ts';
 import type { ObjectStore, WatchEvent } from '../../store/index.ts';
-import { sameJson } from '../../domain/index.ts';
 import { backoffDelay } from './backoff.ts';
 import { ServiceHeartbeat } from './service-heartbeat.ts';
 import { ShardOwnership } from './shards.ts';
