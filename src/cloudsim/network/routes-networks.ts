@@ -200,10 +200,9 @@ export function registerNetworkRoutes(r: ServiceRoutes, ctx: CloudContext, svc: 
     // One network's subnets (how clients look them up) are read through the network_id label.
     const wantedNets = qAll(req, 'network_id');
     const one = wantedNets.length === 1 ? wantedNets[0]! : undefined;
-    const nets = one !== undefined ? [await repos.networks.find(one)] : await repos.networks.list();
-    const visibleNets = new Set(
-      nets.filter((n) => n !== undefined && svc.canSeeNetwork(caller, n)).map((n) => n!.id),
-    );
+    const found = one !== undefined ? await repos.networks.find(one) : undefined;
+    const nets = one !== undefined ? (found ? [found] : []) : await repos.networks.list();
+    const visibleNets = new Set(nets.filter((n) => svc.canSeeNetwork(caller, n)).map((n) => n.id));
     const subnets = await repos.subnets.list(one !== undefined ? { labels: { network_id: one } } : {});
     const rows = prefilter(req, subnets, ['name']).filter(
       (s) => svc.ownsOrAdmin(caller, s.project) || visibleNets.has(s.rec.network_id),

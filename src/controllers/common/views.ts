@@ -62,11 +62,20 @@ export const clusterForMembers = (o: ApiObject): unknown => {
  * health checks): metadata, spec, phase, node, addresses and conditions without their messages
  * and transition times.
  */
-export const machineForOwners = (o: ApiObject): unknown => [
-  metadataView(o),
-  statusFields(o, ['phase', 'nodeRef', 'addresses', 'failureDomain', 'initialization', 'deletion']),
-  conditionsView(o, false),
+export const machineForOwners = (o: ApiObject): unknown => machineView(o, false);
+
+const MACHINE_STATUS_FIELDS = [
+  'phase',
+  'nodeRef',
+  'addresses',
+  'failureDomain',
+  'initialization',
+  'deletion',
 ];
+
+function machineView(o: ApiObject, messages: boolean): unknown {
+  return [metadataView(o), statusFields(o, MACHINE_STATUS_FIELDS), conditionsView(o, messages)];
+}
 
 /**
  * An object whose status another controller mirrors (a machine's infrastructure or bootstrap
@@ -84,11 +93,7 @@ export function mirroredView(fields: readonly string[]): (o: ApiObject) => unkno
 }
 
 /** A Machine as the Magnum driver reads it: {@link machineForOwners} with the condition messages it reports. */
-export const machineForMagnum = (o: ApiObject): unknown => [
-  metadataView(o),
-  statusFields(o, ['phase', 'nodeRef', 'addresses', 'failureDomain', 'initialization', 'deletion']),
-  conditionsView(o, true),
-];
+export const machineForMagnum = (o: ApiObject): unknown => machineView(o, true);
 
 /** Metadata, spec and status without conditions: for readers of an object's results, not its progress. */
 export const statusView = (o: ApiObject): unknown => {
