@@ -8,7 +8,7 @@ import { FaultInjector } from './core/faults.ts';
 import { buildInventory, type Inventory } from './core/inventory.ts';
 import { DEFAULT_QUOTAS, Quotas } from './core/quotas.ts';
 import type { QuotaSet } from './core/records.ts';
-import { createRepos } from './core/repos.ts';
+import { createRepos, reindexRepos } from './core/repos.ts';
 import { seedRegion } from './core/seed.ts';
 import { TransitionScheduler } from './core/transitions.ts';
 import { imagePlugin } from './image/index.ts';
@@ -121,7 +121,12 @@ export function embeddedCloud(deps: EmbeddedCloudDeps): EmbeddedCloud {
   const objectStore = objectStorePlugin(ctx);
 
   let resumed: Promise<number> | undefined;
-  const resume = () => (resumed ??= ctx.transitions.resume());
+  // Rows stored by an older version get their index labels before any route reads through them.
+  const resume = () =>
+    (resumed ??= reindexRepos(repos).then((relabelled) => {
+      if (relabelled > 0) log.info({ relabelled }, 'embedded cloud: rows given their index labels');
+      return ctx.transitions.resume();
+    }));
 
   const plugin: FastifyPluginAsync = async (app: FastifyInstance) => {
     await app.register(compute, { prefix: '/compute' });

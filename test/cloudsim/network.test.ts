@@ -195,8 +195,29 @@ test('deleting a security group in use is refused with SecurityGroupInUse (409)'
     assert.deepEqual(inUse.body, {
       NeutronError: { type: 'SecurityGroupInUse', message: `Security Group ${sg.id} in use.`, detail: '' },
     });
+    // a port that leaves the group (here: its only group) no longer holds it
+    const left = await h.call('PUT', `/network/v2.0/ports/${port.id}`, {
+      body: { port: { security_groups: [] } },
+    });
+    assert.equal(left.status, 200);
+    const other = await post(h, 'security-groups', 'security_group', { name: 'k8s-worker' });
+    await post(h, 'security-group-rules', 'security_group_rule', {
+      security_group_id: other.id,
+      direction: 'ingress',
+      remote_group_id: sg.id,
+    });
+    const port2 = await post(h, 'ports', 'port', { network_id: net.id, security_groups: [other.id, sg.id] });
+    assert.equal((await h.call('DELETE', `/network/v2.0/security-groups/${sg.id}`)).status, 409);
+    await h.call('DELETE', `/network/v2.0/ports/${port2.id}`);
     await h.call('DELETE', `/network/v2.0/ports/${port.id}`);
     assert.equal((await h.call('DELETE', `/network/v2.0/security-groups/${sg.id}`)).status, 204);
+    // the other group's rule that allowed traffic from the deleted group went with it
+    const otherRules = await h.call<{ security_group_rules: { remote_group_id: string | null }[] }>(
+      'GET',
+      `/network/v2.0/security-group-rules?security_group_id=${other.id}`,
+    );
+    assert.equal(otherRules.body.security_group_rules.length, 2);
+    assert.ok(otherRules.body.security_group_rules.every((x) => x.remote_group_id === null));
     assert.equal((await h.call('GET', `/network/v2.0/security-group-rules/${rule.id}`)).status, 404);
   } finally {
     await h.close();

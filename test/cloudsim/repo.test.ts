@@ -38,3 +38,46 @@ test('embedded cloud rows: a version read again is the same record; defaults are
     await store.close();
   }
 });
+
+test('embedded cloud rows: index labels follow the record on create and update, and rows stored without them are relabelled', async () => {
+  const store = new SqliteStore({ path: ':memory:' });
+  try {
+    const Member = z.object({ name: z.string(), groups: z.array(z.string()) });
+    const index = (rec: z.infer<typeof Member>) => ({
+      name: rec.name,
+      ...Object.fromEntries(rec.groups.map((g) => [`sg.${g}`, 'true'])),
+    });
+    const repo = new Repo(store, 'Port', Member, index);
+    const inGroup = async (g: string) =>
+      (await repo.list({ labels: { [`sg.${g}`]: 'true' } })).map((r) => r.id).sort();
+
+    const a = await repo.create('p1', 'a', { name: 'a', groups: ['g1', 'g2'] }, { labels: { owner: 'x' } });
+    await repo.create('p1', 'b', { name: 'b', groups: ['g2'] });
+    assert.deepEqual(await inGroup('g1'), ['a']);
+    assert.deepEqual(await inGroup('g2'), ['a', 'b']);
+
+    // leaving a group drops its key; labels the caller gave (owner) stay
+    const moved = await repo.update(a, { name: 'a2', groups: ['g2'] });
+    assert.deepEqual(moved.object.metadata.labels, { owner: 'x', name: 'a2', 'sg.g2': 'true' });
+    assert.deepEqual(await inGroup('g1'), []);
+    assert.deepEqual(
+      (await repo.list({ labels: { name: 'a2' } })).map((r) => r.id),
+      ['a'],
+    );
+
+    // a row an older version stored without the index labels
+    await store.create({
+      apiVersion: CLOUD_API_VERSION,
+      kind: 'Port',
+      metadata: { name: 'old', namespace: 'p1', uid: 'old', labels: { owner: 'y' } },
+      spec: { name: 'old', groups: ['g1'] },
+    });
+    assert.deepEqual(await inGroup('g1'), []);
+    assert.equal(await repo.reindex(), 1);
+    assert.deepEqual(await inGroup('g1'), ['old']);
+    assert.equal((await repo.get('p1', 'old'))!.object.metadata.labels?.owner, 'y');
+    assert.equal(await repo.reindex(), 0);
+  } finally {
+    await store.close();
+  }
+});

@@ -84,6 +84,68 @@ test('after a restart on the same SQLite file, a building server still becomes A
   }
 });
 
+test('rows stored without the index labels (an older version) are found by name and guard their security group after a restart', async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'cloudsim-reindex-'));
+  const path = join(dir, 'cloud.sqlite');
+  try {
+    const first = await startCloud({ storePath: path });
+    const made = async (path: string, key: string, body: unknown) => {
+      const r = await first.call<Record<string, Obj>>('POST', path, { body: { [key]: body } });
+      assert.ok(r.status < 300, `${path}: ${r.status} ${r.text}`);
+      return r.body[key]!;
+    };
+    const net = await made('/network/v2.0/networks', 'network', { name: 'legacy-net' });
+    await made('/network/v2.0/subnets', 'subnet', { network_id: net.id, cidr: '10.9.0.0/24', ip_version: 4 });
+    const sg = await made('/network/v2.0/security-groups', 'security_group', { name: 'legacy-sg' });
+    await made('/network/v2.0/ports', 'port', { network_id: net.id, security_groups: [sg.id] });
+    const lb = await made('/load-balancer/v2/lbaas/loadbalancers', 'loadbalancer', {
+      name: 'legacy-lb',
+      vip_network_id: net.id,
+    });
+    await first.close();
+
+    // what an older version stored: only the labels it knew
+    const old = new SqliteStore({ path });
+    const known = new Set(['external', 'network_id', 'device_id', 'owner', 'security_group_id', 'port_id']);
+    for (const kind of ['Network', 'Port', 'LoadBalancer', 'SecurityGroupRule'] as const) {
+      for (const o of (await old.list<ApiObject>(cloudType(kind))).items) {
+        const labels = Object.fromEntries(
+          Object.entries(o.metadata.labels ?? {}).filter(([k]) => known.has(k)),
+        );
+        await old.update({ ...o, metadata: { ...o.metadata, labels } });
+      }
+    }
+    await old.close();
+
+    const second = await startCloud({ storePath: path });
+    try {
+      const nets = await second.call<{ networks: Obj[] }>('GET', '/network/v2.0/networks?name=legacy-net');
+      assert.deepEqual(
+        nets.body.networks.map((n) => n.id),
+        [net.id],
+      );
+      const lbs = await second.call<{ loadbalancers: Obj[] }>(
+        'GET',
+        '/load-balancer/v2/lbaas/loadbalancers?name=legacy-lb',
+      );
+      assert.deepEqual(
+        lbs.body.loadbalancers.map((x) => x.id),
+        [lb.id],
+      );
+      const inUse = await second.call<{ NeutronError: { type: string } }>(
+        'DELETE',
+        `/network/v2.0/security-groups/${sg.id}`,
+      );
+      assert.equal(inUse.status, 409);
+      assert.equal(inUse.body.NeutronError.type, 'SecurityGroupInUse');
+    } finally {
+      await second.close();
+    }
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
 test('the inventory lists every resource of a project, and a full teardown leaves only the default security group', async () => {
   const clock = new ManualClock();
   const h = await startCloud({ clock, latencyMs: 100 });

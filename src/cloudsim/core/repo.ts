@@ -17,6 +17,15 @@ export interface Row<R> {
   object: ApiObject;
 }
 
+/**
+ * The index labels a kind derives from its record (see {@link Repo}): what the routes look rows
+ * up by, so a lookup reads the matching rows through the store's label index.
+ */
+export type IndexOf<R> = {
+  // method syntax: a repo of a narrower record still passes where a wider one is expected
+  labels(rec: R): Record<string, string>;
+}['labels'];
+
 /** How many checked row versions a repo remembers before it starts over. */
 const CHECKED_LIMIT = 100_000;
 
@@ -24,6 +33,10 @@ const CHECKED_LIMIT = 100_000;
  * Typed access to one kind, rows validated with zod when read back. A stored version that
  * passed the schema unchanged (no default filled in, nothing dropped) is remembered by uid and
  * resourceVersion and not parsed again: the embedded cloud reads the same rows over and over.
+ *
+ * A kind with an `index` keeps the labels it derives from the record in step on every write:
+ * a create adds them, an update drops the old record's and adds the new one's (so a key for a
+ * membership that ended goes away), and {@link Repo.reindex} labels rows stored before.
  */
 export class Repo<R extends object> {
   readonly type: string;
@@ -34,6 +47,7 @@ export class Repo<R extends object> {
     private readonly store: ObjectStore,
     readonly kind: CloudKind,
     private readonly schema: z.ZodType<R>,
+    private readonly index?: IndexOf<R>,
   ) {
     this.type = cloudType(kind);
   }
@@ -102,23 +116,54 @@ export class Repo<R extends object> {
           name: id,
           namespace: project,
           ...(options.uid === null ? {} : { uid: options.uid ?? id }),
-          labels: options.labels ?? {},
+          labels: { ...(options.labels ?? {}), ...(this.index?.(rec) ?? {}) },
         },
         spec: rec,
       },
     };
   }
 
-  /** The write that replaces a row's record (guarded by the row's resourceVersion). */
+  /**
+   * The write that replaces a row's record (guarded by the row's resourceVersion); `labels`
+   * replace the stored ones, index labels follow the new record either way.
+   */
   updateOp(row: Row<R>, rec: R, labels?: Record<string, string>): WriteOp {
+    let next = labels;
+    if (this.index) {
+      next = { ...(labels ?? row.object.metadata.labels ?? {}) };
+      for (const key of Object.keys(this.index(row.rec))) delete next[key];
+      Object.assign(next, this.index(rec));
+    }
     return {
       op: 'update',
       object: {
         ...row.object,
-        metadata: { ...row.object.metadata, ...(labels ? { labels } : {}) },
+        metadata: { ...row.object.metadata, ...(next ? { labels: next } : {}) },
         spec: rec,
       },
     };
+  }
+
+  /**
+   * Give the index labels to rows stored without them (by a version that did not index this
+   * kind, or not by these keys). Returns how many rows were relabelled.
+   */
+  async reindex(): Promise<number> {
+    const index = this.index;
+    if (!index) return 0;
+    let changed = 0;
+    for (const row of await this.list()) {
+      const labels = row.object.metadata.labels ?? {};
+      if (Object.entries(index(row.rec)).every(([k, v]) => labels[k] === v)) continue;
+      try {
+        await this.update(row, row.rec, { ...labels, ...index(row.rec) });
+        changed++;
+      } catch (err) {
+        // a write in between relabelled it already
+        if (!(err instanceof ConflictError || err instanceof NotFoundError)) throw err;
+      }
+    }
+    return changed;
   }
 
   deleteOp(row: Row<R>): WriteOp {

@@ -1,6 +1,41 @@
 import type { ObjectStore } from '../../store/index.ts';
 import * as r from './records.ts';
+import { labelValue } from './labels.ts';
 import { Repo } from './repo.ts';
+
+/** The label key that marks a port as a member of a security group (the group delete reads it). */
+export function portInGroupKey(securityGroupId: string): string {
+  return `sg.${labelValue(securityGroupId)}`;
+}
+
+/** The label key that marks a router as having an interface on a subnet. */
+export function routerOnSubnetKey(subnetId: string): string {
+  return `subnet.${labelValue(subnetId)}`;
+}
+
+/**
+ * What each kind is looked up by, besides its project and id: the routes' lookups by name,
+ * description or owner read the matching rows through these labels, so their cost does not grow
+ * with the number of rows of the kind.
+ */
+const index = {
+  network: (n: r.Network) => ({ external: String(n.external), name: labelValue(n.name) }),
+  port: (x: r.Port) => Object.fromEntries(x.security_groups.map((g) => [portInGroupKey(g), 'true'])),
+  router: (x: r.Router) => ({
+    name: labelValue(x.name),
+    ...Object.fromEntries(x.interfaces.map((i) => [routerOnSubnetKey(i.subnet_id), 'true'])),
+  }),
+  rule: (x: r.SecurityGroupRule) => ({
+    security_group_id: x.security_group_id,
+    remote_group_id: x.remote_group_id ?? '',
+  }),
+  floatingIp: (f: r.FloatingIp) => ({
+    description: labelValue(f.description),
+    port_id: f.port_id ?? '',
+    router_id: f.router_id ?? '',
+  }),
+  loadBalancer: (lb: r.LoadBalancer) => ({ name: labelValue(lb.name) }),
+};
 
 /** One typed repository per stored kind. */
 export function createRepos(store: ObjectStore) {
@@ -9,15 +44,15 @@ export function createRepos(store: ObjectStore) {
     keypairs: new Repo(store, 'Keypair', r.KeypairSchema),
     servers: new Repo(store, 'Server', r.ServerSchema),
     images: new Repo(store, 'Image', r.ImageSchema),
-    networks: new Repo(store, 'Network', r.NetworkSchema),
+    networks: new Repo(store, 'Network', r.NetworkSchema, index.network),
     subnets: new Repo(store, 'Subnet', r.SubnetSchema),
-    ports: new Repo(store, 'Port', r.PortSchema),
+    ports: new Repo(store, 'Port', r.PortSchema, index.port),
     ipAllocations: new Repo(store, 'IpAllocation', r.IpAllocationSchema),
-    routers: new Repo(store, 'Router', r.RouterSchema),
+    routers: new Repo(store, 'Router', r.RouterSchema, index.router),
     securityGroups: new Repo(store, 'SecurityGroup', r.SecurityGroupSchema),
-    securityGroupRules: new Repo(store, 'SecurityGroupRule', r.SecurityGroupRuleSchema),
-    floatingIps: new Repo(store, 'FloatingIp', r.FloatingIpSchema),
-    loadBalancers: new Repo(store, 'LoadBalancer', r.LoadBalancerSchema),
+    securityGroupRules: new Repo(store, 'SecurityGroupRule', r.SecurityGroupRuleSchema, index.rule),
+    floatingIps: new Repo(store, 'FloatingIp', r.FloatingIpSchema, index.floatingIp),
+    loadBalancers: new Repo(store, 'LoadBalancer', r.LoadBalancerSchema, index.loadBalancer),
     listeners: new Repo(store, 'Listener', r.ListenerSchema),
     pools: new Repo(store, 'Pool', r.PoolSchema),
     members: new Repo(store, 'Member', r.MemberSchema),
@@ -31,3 +66,10 @@ export function createRepos(store: ObjectStore) {
 }
 
 export type Repos = ReturnType<typeof createRepos>;
+
+/** Label the rows stored before their kind's index labels existed; how many were relabelled. */
+export async function reindexRepos(repos: Repos): Promise<number> {
+  let n = 0;
+  for (const repo of Object.values(repos)) n += await repo.reindex();
+  return n;
+}

@@ -6,7 +6,7 @@ import { bodyOf, callerOf, p, type Caller, type ServiceRoutes } from '../core/ht
 import { newId, parseCidr4, parseIpv4 } from '../core/ids.ts';
 import type { HealthMonitor, Listener, LoadBalancer, Member, Pool } from '../core/records.ts';
 import type { Row } from '../core/repo.ts';
-import { projectFields } from '../network/index.ts';
+import { narrowing, prefilter, projectFields } from '../network/index.ts';
 import { octaviaErrors as E, type LbEngine } from './engine.ts';
 import { octaviaList, parseOctaviaBody } from './routes-lb.ts';
 import { listenerView, memberView, monitorView, poolView } from './views.ts';
@@ -166,9 +166,10 @@ export function registerChildRoutes(r: ServiceRoutes, ctx: CloudContext, engine:
   // --- listeners ---
   r.get('/lbaas/listeners', 'listeners.list', async (req) => {
     const caller = callerOf(req);
+    const labels = narrowing(req, ['loadbalancer_id']);
     const rows = caller.isAdmin
-      ? await repos.listeners.list()
-      : await repos.listeners.list({ project: caller.project });
+      ? await repos.listeners.list({ labels })
+      : await repos.listeners.list({ project: caller.project, labels });
     return octaviaList(req, 'listeners', rows.map(listenerView));
   });
   r.get('/lbaas/listeners/:id', 'listeners.show', async (req) => ({
@@ -241,11 +242,14 @@ export function registerChildRoutes(r: ServiceRoutes, ctx: CloudContext, engine:
   // --- pools ---
   r.get('/lbaas/pools', 'pools.list', async (req) => {
     const caller = callerOf(req);
+    const labels = narrowing(req, ['loadbalancer_id']);
     const rows = caller.isAdmin
-      ? await repos.pools.list()
-      : await repos.pools.list({ project: caller.project });
+      ? await repos.pools.list({ labels })
+      : await repos.pools.list({ project: caller.project, labels });
+    // each view reads the pool's listeners and members: build only those the filter can keep
     const views = [];
-    for (const pool of rows) views.push(await fullPoolView(pool));
+    for (const pool of prefilter(req, rows, ['name', 'loadbalancer_id']))
+      views.push(await fullPoolView(pool));
     return octaviaList(req, 'pools', views);
   });
   r.get('/lbaas/pools/:id', 'pools.show', async (req) => ({
@@ -434,9 +438,10 @@ export function registerChildRoutes(r: ServiceRoutes, ctx: CloudContext, engine:
   // --- health monitors ---
   r.get('/lbaas/healthmonitors', 'healthmonitors.list', async (req) => {
     const caller = callerOf(req);
+    const labels = narrowing(req, ['pool_id']);
     const rows = caller.isAdmin
-      ? await repos.healthMonitors.list()
-      : await repos.healthMonitors.list({ project: caller.project });
+      ? await repos.healthMonitors.list({ labels })
+      : await repos.healthMonitors.list({ project: caller.project, labels });
     return octaviaList(req, 'healthmonitors', rows.map(monitorView));
   });
   r.get('/lbaas/healthmonitors/:id', 'healthmonitors.show', async (req) => ({

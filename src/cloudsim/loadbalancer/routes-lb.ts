@@ -9,6 +9,7 @@ import type { Row } from '../core/repo.ts';
 import {
   neutronFilter,
   portLabels,
+  narrowing,
   prefilter,
   projectFields,
   type NetworkService,
@@ -145,9 +146,10 @@ export function registerLbRoutes(
 
   r.get('/lbaas/loadbalancers', 'loadbalancers.list', async (req) => {
     const caller = callerOf(req);
+    const labels = narrowing(req, ['name']);
     let rows = caller.isAdmin
-      ? await repos.loadBalancers.list()
-      : await repos.loadBalancers.list({ project: caller.project });
+      ? await repos.loadBalancers.list({ labels })
+      : await repos.loadBalancers.list({ project: caller.project, labels });
     // names do not change as load balancers settle; each view reads the load balancer's tree
     rows = await ctx.transitions.settleAll(
       repos.loadBalancers,

@@ -13,7 +13,7 @@ import type { NetworkService } from './service.ts';
 
 export { NetworkService, portLabels, securityGroupLabels, derivedUuid, type PortRequest } from './service.ts';
 export { neutronErrors } from './errors.ts';
-export { neutronFilter, neutronList, prefilter, projectFields } from './listing.ts';
+export { narrowing, neutronFilter, neutronList, prefilter, projectFields } from './listing.ts';
 
 const COLLECTIONS = [
   'networks',

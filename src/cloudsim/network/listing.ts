@@ -1,5 +1,6 @@
 import type { FastifyRequest } from 'fastify';
 import { asText, baseUrl, qAll } from '../core/http.ts';
+import { labelValue } from '../core/labels.ts';
 import { neutronErrors as E } from './errors.ts';
 
 type View = Record<string, unknown>;
@@ -89,6 +90,23 @@ export function prefilter<T extends { rec: object }>(
     out = out.filter((r) => wanted.some((w) => matches((r.rec as Record<string, unknown>)[f], w)));
   }
   return out;
+}
+
+/**
+ * Labels that narrow a list to the rows a query filter can match: the first of `fields` the
+ * query asks for with one value, as the index label of that name (see the repos' index). The
+ * filter itself still runs on every row read, so a label shortened by {@link labelValue} only
+ * means a few more rows read. Undefined when the query filters on none of them.
+ */
+export function narrowing(
+  req: FastifyRequest,
+  fields: readonly string[],
+): Record<string, string> | undefined {
+  for (const f of fields) {
+    const wanted = qAll(req, f);
+    if (wanted.length === 1) return { [f]: labelValue(wanted[0]!) };
+  }
+  return undefined;
 }
 
 /** Keep only the requested `fields` (Neutron always answers exactly those). */

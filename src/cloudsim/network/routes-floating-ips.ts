@@ -7,7 +7,7 @@ import type { FloatingIp } from '../core/records.ts';
 import type { Row } from '../core/repo.ts';
 import { parseNeutronBody } from './body.ts';
 import { neutronErrors as E } from './errors.ts';
-import { neutronList, prefilter, projectFields } from './listing.ts';
+import { narrowing, neutronList, prefilter, projectFields } from './listing.ts';
 import { targetProject } from './routes-networks.ts';
 import type { NetworkService } from './service.ts';
 import { floatingIpView } from './views.ts';
@@ -93,9 +93,10 @@ export function registerFloatingIpRoutes(r: ServiceRoutes, ctx: CloudContext, sv
 
   r.get('/v2.0/floatingips', 'floatingips.list', async (req) => {
     const caller = callerOf(req);
+    const labels = narrowing(req, ['description']);
     const rows = caller.isAdmin
-      ? await repos.floatingIps.list()
-      : await repos.floatingIps.list({ project: caller.project });
+      ? await repos.floatingIps.list({ labels })
+      : await repos.floatingIps.list({ project: caller.project, labels });
     const views = [];
     for (const f of prefilter(req, rows, ['description', 'port_id', 'floating_ip_address']))
       views.push(floatingIpView(f, await portDetails(f)));
@@ -168,10 +169,7 @@ export function registerFloatingIpRoutes(r: ServiceRoutes, ctx: CloudContext, sv
         status: assoc.port_id ? 'ACTIVE' : 'DOWN',
       };
       try {
-        await ctx.store.commit([
-          repos.floatingIps.createOp(project, id, rec, { labels: { port_id: rec.port_id ?? '' } }),
-          alloc.op,
-        ]);
+        await ctx.store.commit([repos.floatingIps.createOp(project, id, rec), alloc.op]);
         break;
       } catch (err) {
         if (
@@ -204,21 +202,16 @@ export function registerFloatingIpRoutes(r: ServiceRoutes, ctx: CloudContext, sv
         b.fixed_ip_address,
       );
     }
-    const row = await repos.floatingIps.mutate(
-      fip.project,
-      fip.id,
-      (cur) => {
-        const rec: FloatingIp = {
-          ...cur.rec,
-          updated_at: nowIso(ctx),
-          revision_number: cur.rec.revision_number + 1,
-        };
-        if (b.description !== undefined) rec.description = b.description;
-        if (assoc) Object.assign(rec, assoc, { status: assoc.port_id ? 'ACTIVE' : 'DOWN' });
-        return rec;
-      },
-      (rec) => ({ port_id: rec.port_id ?? '' }),
-    );
+    const row = await repos.floatingIps.mutate(fip.project, fip.id, (cur) => {
+      const rec: FloatingIp = {
+        ...cur.rec,
+        updated_at: nowIso(ctx),
+        revision_number: cur.rec.revision_number + 1,
+      };
+      if (b.description !== undefined) rec.description = b.description;
+      if (assoc) Object.assign(rec, assoc, { status: assoc.port_id ? 'ACTIVE' : 'DOWN' });
+      return rec;
+    });
     return { floatingip: floatingIpView(row, await portDetails(row)) };
   });
 

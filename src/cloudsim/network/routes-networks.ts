@@ -6,7 +6,7 @@ import type { Network, Subnet } from '../core/records.ts';
 import { parseNeutronBody } from './body.ts';
 import { neutronErrors as E } from './errors.ts';
 import { allocationsOnSubnet } from './ipam.ts';
-import { neutronList, prefilter, projectFields } from './listing.ts';
+import { narrowing, neutronList, prefilter, projectFields } from './listing.ts';
 import type { NetworkService } from './service.ts';
 import { networkView, subnetView } from './views.ts';
 
@@ -97,9 +97,9 @@ export function registerNetworkRoutes(r: ServiceRoutes, ctx: CloudContext, svc: 
 
   r.get('/v2.0/networks', 'networks.list', async (req) => {
     const caller = callerOf(req);
-    const rows = prefilter(req, await repos.networks.list(), ['name']).filter((n) =>
-      svc.canSeeNetwork(caller, n),
-    );
+    const rows = prefilter(req, await repos.networks.list({ labels: narrowing(req, ['name']) }), [
+      'name',
+    ]).filter((n) => svc.canSeeNetwork(caller, n));
     return neutronList(
       req,
       'networks',

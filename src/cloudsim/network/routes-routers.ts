@@ -8,7 +8,7 @@ import type { Router } from '../core/records.ts';
 import type { Row } from '../core/repo.ts';
 import { parseNeutronBody } from './body.ts';
 import { neutronErrors as E } from './errors.ts';
-import { neutronList, prefilter, projectFields } from './listing.ts';
+import { narrowing, neutronList, prefilter, projectFields } from './listing.ts';
 import { targetProject } from './routes-networks.ts';
 import type { NetworkService } from './service.ts';
 import { routerView } from './views.ts';
@@ -88,7 +88,7 @@ export function registerRouterRoutes(r: ServiceRoutes, ctx: CloudContext, svc: N
   async function clearGatewayOps(router: Row<Router>): Promise<WriteOp[]> {
     const gwNet = router.rec.external_gateway_info?.network_id;
     if (!gwNet) return [];
-    const users = (await repos.floatingIps.list()).filter((f) => f.rec.router_id === router.id);
+    const users = await repos.floatingIps.list({ labels: { router_id: router.id } });
     if (users.length > 0) throw E.gatewayInUseByFip(router.id, gwNet);
     const port = router.rec.gw_port_id ? await repos.ports.find(router.rec.gw_port_id) : undefined;
     return port ? svc.deletePortOps(port) : [];
@@ -112,9 +112,10 @@ export function registerRouterRoutes(r: ServiceRoutes, ctx: CloudContext, svc: N
 
   r.get('/v2.0/routers', 'routers.list', async (req) => {
     const caller = callerOf(req);
+    const labels = narrowing(req, ['name']);
     const rows = caller.isAdmin
-      ? await repos.routers.list()
-      : await repos.routers.list({ project: caller.project });
+      ? await repos.routers.list({ labels })
+      : await repos.routers.list({ project: caller.project, labels });
     return neutronList(req, 'routers', prefilter(req, rows, ['name']).map(routerView));
   });
 
@@ -335,7 +336,7 @@ export function registerRouterRoutes(r: ServiceRoutes, ctx: CloudContext, svc: N
       if (b.data.subnet_id && b.data.port_id && itf.subnet_id !== b.data.subnet_id) {
         throw E.badRequest('router', `Subnet ${b.data.subnet_id} is not on port ${b.data.port_id}`);
       }
-      const fipUsers = (await repos.floatingIps.list()).filter((f) => f.rec.router_id === cur.id);
+      const fipUsers = await repos.floatingIps.list({ labels: { router_id: cur.id } });
       for (const f of fipUsers) {
         const port = f.rec.port_id ? await repos.ports.find(f.rec.port_id) : undefined;
         if (port?.rec.fixed_ips.some((x) => x.subnet_id === itf.subnet_id))

@@ -5,7 +5,8 @@ import { newId, parseCidr4 } from '../core/ids.ts';
 import type { SecurityGroup, SecurityGroupRule } from '../core/records.ts';
 import { parseNeutronBody } from './body.ts';
 import { neutronErrors as E } from './errors.ts';
-import { neutronList, projectFields } from './listing.ts';
+import { portInGroupKey } from '../core/repos.ts';
+import { narrowing, neutronList, projectFields } from './listing.ts';
 import { targetProject } from './routes-networks.ts';
 import { securityGroupLabels, type NetworkService } from './service.ts';
 import { ruleView, securityGroupView } from './views.ts';
@@ -177,11 +178,11 @@ export function registerSecurityGroupRoutes(r: ServiceRoutes, ctx: CloudContext,
     const caller = callerOf(req);
     const sg = await svc.getSecurityGroup(caller, p(req, 'id'));
     if (sg.rec.name === 'default' && !caller.isAdmin) throw E.cannotRemoveDefault();
-    const ports = await repos.ports.list({ project: sg.project });
-    if (ports.some((x) => x.rec.security_groups.includes(sg.id))) throw E.securityGroupInUse(sg.id);
+    const members = await repos.ports.list({ labels: { [portInGroupKey(sg.id)]: 'true' }, limit: 1 });
+    if (members.length > 0) throw E.securityGroupInUse(sg.id);
     const own = await svc.rulesOf(sg);
-    const referencing = (await repos.securityGroupRules.list()).filter(
-      (x) => x.rec.remote_group_id === sg.id && x.rec.security_group_id !== sg.id,
+    const referencing = (await repos.securityGroupRules.list({ labels: { remote_group_id: sg.id } })).filter(
+      (x) => x.rec.security_group_id !== sg.id,
     );
     await ctx.store.commit([
       ...[...own, ...referencing].map((x) => repos.securityGroupRules.deleteOp(x)),
@@ -194,9 +195,10 @@ export function registerSecurityGroupRoutes(r: ServiceRoutes, ctx: CloudContext,
 
   r.get('/v2.0/security-group-rules', 'security_group_rules.list', async (req) => {
     const caller = callerOf(req);
+    const labels = narrowing(req, ['security_group_id']);
     const rows = caller.isAdmin
-      ? await repos.securityGroupRules.list()
-      : await repos.securityGroupRules.list({ project: caller.project });
+      ? await repos.securityGroupRules.list({ labels })
+      : await repos.securityGroupRules.list({ project: caller.project, labels });
     return neutronList(req, 'security_group_rules', rows.map(ruleView));
   });
 

@@ -16,6 +16,7 @@ import type {
   Subnet,
 } from '../core/records.ts';
 import type { Row } from '../core/repo.ts';
+import { routerOnSubnetKey } from '../core/repos.ts';
 import { neutronErrors as E } from './errors.ts';
 import { Ipam } from './ipam.ts';
 
@@ -417,8 +418,8 @@ export class NetworkService {
 
   /** Routers with an interface on a subnet. */
   async routersOnSubnet(subnetId: string): Promise<Row<Router>[]> {
-    return (await this.repos.routers.list()).filter((r) =>
-      r.rec.interfaces.some((i) => i.subnet_id === subnetId),
+    return (await this.repos.routers.list({ labels: { [routerOnSubnetKey(subnetId)]: 'true' } })).filter(
+      (r) => r.rec.interfaces.some((i) => i.subnet_id === subnetId),
     );
   }
 
