@@ -48,6 +48,9 @@ import { machineForMagnum } from '../common/views.ts';
 
 /** Annotation on the CAPI Cluster: `<generation key>@<time>` of the operation in progress. */
 export const OPERATION_ANNOTATION = 'magnum.magnetar.io/operation';
+/** How many Magnum cluster uids the driver remembers the name of before it starts over. */
+const MAX_KNOWN_CLUSTERS = 50_000;
+
 /** Annotation on the CAPI Cluster: the operation key whose references were checked. */
 const CHECKED_ANNOTATION = 'magnum.magnetar.io/checked';
 
@@ -59,11 +62,20 @@ const CHECKED_ANNOTATION = 'magnum.magnetar.io/checked';
  * conditions back onto the Magnum status of the cluster and its node groups.
  */
 export function magnumClusterReconciler(env: Env): Reconciler {
+  // A uid always names the same cluster, so each is looked up once, not on every event of its
+  // objects; a cluster deleted since maps to a key whose reconcile finds nothing.
+  const refs = new Map<string, ObjectRef>();
   const toMagnum = async (obj: ApiObject): Promise<ObjectRef[]> => {
     const uid = obj.metadata.labels[LABEL_MAGNUM_CLUSTER];
     if (!uid) return [];
+    const known = refs.get(uid);
+    if (known) return [known];
     const mc = await env.store.getByUid(MagnumTypes.Cluster, uid);
-    return mc ? [{ namespace: mc.metadata.namespace, name: mc.metadata.name }] : [];
+    if (!mc) return [];
+    if (refs.size >= MAX_KNOWN_CLUSTERS) refs.clear();
+    const ref = { namespace: mc.metadata.namespace, name: mc.metadata.name };
+    refs.set(uid, ref);
+    return [ref];
   };
   return {
     name: 'magnum-driver',
