@@ -1,7 +1,9 @@
-import { after, before } from 'node:test';
+import { after, before, test } from 'node:test';
+import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { ConflictError, type ApiObject } from '../../src/domain/index.ts';
 import { SqliteStore } from '../../src/store/index.ts';
 import { storeSuite } from './store-suite.ts';
 
@@ -16,4 +18,54 @@ after(() => {
 });
 storeSuite('sqlite file (WAL)', async () => new SqliteStore({ path: join(dir, 'sub', 'store.sqlite') }), {
   persistent: true,
+});
+
+test('sqlite: writes issued together commit together, each with its own outcome; a failed write leaves no trace and the others stand', async () => {
+  const store = new SqliteStore({ path: join(dir, 'group', 'store.sqlite') });
+  try {
+    const cm = (name: string) => ({
+      apiVersion: 'test.magnetar.io/v1',
+      kind: 'Widget',
+      metadata: { name, namespace: 'p1' },
+      spec: { size: 1 },
+    });
+    await store.create(cm('taken'));
+    const head = await store.currentRevision();
+    const outcomes = await Promise.allSettled([
+      store.create(cm('a')),
+      store.create(cm('taken')),
+      store.commit([
+        { op: 'create', object: cm('b') },
+        { op: 'create', object: cm('taken') },
+      ]),
+      store.create(cm('c')),
+    ]);
+    assert.deepEqual(
+      outcomes.map((o) => o.status),
+      ['fulfilled', 'rejected', 'rejected', 'fulfilled'],
+    );
+    const rejected = outcomes[1] as PromiseRejectedResult;
+    assert.ok(rejected.reason instanceof ConflictError);
+    // the failed multi-object commit wrote nothing (b is absent) and used no revision
+    assert.equal(await store.get('Widget.test.magnetar.io', 'p1', 'b'), undefined);
+    const events = await store.changes(head);
+    assert.deepEqual(
+      events.map((e) => [e.type, e.object.metadata.name, e.revision]),
+      [
+        ['ADDED', 'a', head + 1],
+        ['ADDED', 'c', head + 2],
+      ],
+    );
+    const a = (outcomes[0] as PromiseFulfilledResult<ApiObject>).value;
+    assert.equal(a.metadata.resourceVersion, String(head + 1));
+  } finally {
+    await store.close();
+  }
+  // what was reported written is on disk
+  const again = new SqliteStore({ path: join(dir, 'group', 'store.sqlite') });
+  try {
+    assert.ok(await again.get('Widget.test.magnetar.io', 'p1', 'c'));
+  } finally {
+    await again.close();
+  }
 });

@@ -39,6 +39,13 @@ interface ObjectRow {
   data: string;
 }
 
+/** A write waiting for its group commit. */
+interface PendingWrite {
+  fn: () => unknown;
+  resolve: (value: unknown) => void;
+  reject: (err: Error) => void;
+}
+
 /** The object store on SQLite (better-sqlite3, WAL). Synchronous underneath, async to its callers. */
 export class SqliteStore implements ObjectStore {
   readonly engine = 'sqlite' as const;
@@ -48,6 +55,13 @@ export class SqliteStore implements ObjectStore {
   private notifyPending = false;
   private readonly stmts;
   private readonly cache = new Map<string, Database.Statement<unknown[], unknown>>();
+  /** Writes waiting for the next group commit (see {@link tx}). */
+  private pending: PendingWrite[] = [];
+  /** One write inside a batch: a savepoint of the batch's transaction. */
+  private readonly runOne: Database.Transaction<(fn: () => unknown) => unknown>;
+  private readonly runBatch: Database.Transaction<
+    (batch: PendingWrite[]) => { ok: boolean; value: unknown }[]
+  >;
 
   constructor(options: SqliteStoreOptions = {}) {
     const path = options.path ?? ':memory:';
@@ -92,6 +106,16 @@ export class SqliteStore implements ObjectStore {
       ),
       giveBackRev: db.prepare(`UPDATE meta SET value = value - 1 WHERE key = 'revision'`),
     };
+    this.runOne = db.transaction((fn: () => unknown) => fn());
+    this.runBatch = db.transaction((batch: PendingWrite[]) =>
+      batch.map((w) => {
+        try {
+          return { ok: true, value: this.runOne(w.fn) };
+        } catch (err) {
+          return { ok: false, value: err };
+        }
+      }),
+    );
   }
 
   private migrate(): void {
@@ -224,14 +248,41 @@ export class SqliteStore implements ObjectStore {
     return this.writeOutcome(type, rev, out.object, out.removed);
   }
 
+  /**
+   * Group commit: the writes asked for in one turn of the event loop share one SQLite
+   * transaction, each in a savepoint of its own, so one write's failure (a conflict, a missing
+   * object) fails only that write. A write's promise settles after the shared commit, so what
+   * it reports is as durable as a commit of its own; SQLite then writes each changed page once
+   * per batch instead of once per write (the store's pages, indexes, feed tail and revision
+   * counter are shared by nearly every write).
+   */
   private tx<R>(fn: () => R): Promise<R> {
+    if (!this.db.open) return Promise.reject(new Error('the store is closed'));
+    return new Promise<R>((resolve, reject) => {
+      this.pending.push({ fn, resolve: resolve as (value: unknown) => void, reject });
+      if (this.pending.length === 1) setImmediate(() => this.flush());
+    });
+  }
+
+  /** Commit the writes waiting for the next batch (see {@link tx}). */
+  private flush(): void {
+    const batch = this.pending;
+    if (batch.length === 0) return;
+    this.pending = [];
+    let outcomes: { ok: boolean; value: unknown }[];
     try {
-      const result = this.db.transaction(fn).immediate();
-      this.scheduleNotify();
-      return Promise.resolve(result);
+      outcomes = this.runBatch.immediate(batch);
     } catch (err) {
-      return Promise.reject(err instanceof Error ? err : new Error(String(err)));
+      const error = err instanceof Error ? err : new Error(String(err));
+      for (const w of batch) w.reject(error);
+      return;
     }
+    this.scheduleNotify();
+    batch.forEach((w, i) => {
+      const o = outcomes[i]!;
+      if (o.ok) w.resolve(o.value);
+      else w.reject(o.value instanceof Error ? o.value : new Error(String(o.value)));
+    });
   }
 
   // --- ObjectStore ---
@@ -447,6 +498,7 @@ export class SqliteStore implements ObjectStore {
   }
 
   async close(): Promise<void> {
+    this.flush();
     this.events.removeAllListeners();
     if (this.db.open) this.db.close();
   }
