@@ -69,3 +69,43 @@ test('sqlite: writes issued together commit together, each with its own outcome;
     await again.close();
   }
 });
+
+test('sqlite: a read sees every write asked for before it, committed or waiting for its batch', async () => {
+  const store = new SqliteStore({ path: ':memory:' });
+  const type = 'Widget.test.magnetar.io';
+  const widget = (name: string, size = 1) => ({
+    apiVersion: 'test.magnetar.io/v1',
+    kind: 'Widget',
+    metadata: { name, namespace: 'p1' },
+    spec: { size },
+  });
+  try {
+    const first = store.create(widget('a'));
+    // not awaited: the read commits the waiting write first
+    assert.equal((await store.get(type, 'p1', 'a'))?.metadata.name, 'a');
+    const a = await first;
+    const grown = store.update({ ...a, spec: { size: 2 } });
+    const made = store.create(widget('b'));
+    assert.equal(await store.count(type, 'p1'), 2);
+    assert.deepEqual(
+      (await store.list(type, { namespace: 'p1' })).items.map((o) => [o.metadata.name, o.spec]),
+      [
+        ['a', { size: 2 }],
+        ['b', { size: 1 }],
+      ],
+    );
+    await Promise.all([grown, made]);
+    // a read-then-write on the version just read does not conflict with a write asked for before it
+    const gone = store.delete(type, 'p1', 'b');
+    assert.equal(await store.get(type, 'p1', 'b'), undefined);
+    await gone;
+    const current = (await store.get(type, 'p1', 'a'))!;
+    const pending = store.update({ ...current, spec: { size: 3 } });
+    const fresh = (await store.getByUid(type, current.metadata.uid))!;
+    assert.deepEqual(fresh.spec, { size: 3 });
+    await pending;
+    assert.deepEqual((await store.update({ ...fresh, spec: { size: 4 } })).spec, { size: 4 });
+  } finally {
+    await store.close();
+  }
+});

@@ -39,6 +39,27 @@ interface ObjectRow {
   data: string;
 }
 
+/** What a waiting write touches: a type, and the object's key when its name is known. */
+interface Touch {
+  type: TypeKey;
+  key?: string;
+}
+
+function objectKey(type: TypeKey, namespace: string, name: string): string {
+  return `${type}\u0000${namespace}\u0000${name}`;
+}
+
+/** What an object write touches. */
+function touchOf(object: {
+  apiVersion: string;
+  kind: string;
+  metadata: { namespace?: string; name?: string };
+}): Touch {
+  const type = typeOf(object);
+  const { namespace, name } = object.metadata;
+  return name && namespace !== undefined ? { type, key: objectKey(type, namespace, name) } : { type };
+}
+
 /** A write waiting for its group commit. */
 interface PendingWrite {
   fn: () => unknown;
@@ -55,8 +76,12 @@ export class SqliteStore implements ObjectStore {
   private notifyPending = false;
   private readonly stmts;
   private readonly cache = new Map<string, Database.Statement<unknown[], unknown>>();
-  /** Writes waiting for the next group commit (see {@link tx}). */
+  /** Writes waiting for the next group commit (see {@link tx}), and what they touch. */
   private pending: PendingWrite[] = [];
+  private readonly pendingTypes = new Set<TypeKey>();
+  private readonly pendingKeys = new Set<string>();
+  /** Types with a waiting create whose name is generated. */
+  private readonly pendingUnnamed = new Set<TypeKey>();
   /** One write inside a batch: a savepoint of the batch's transaction. */
   private readonly runOne: Database.Transaction<(fn: () => unknown) => unknown>;
   private readonly runBatch: Database.Transaction<
@@ -255,13 +280,35 @@ export class SqliteStore implements ObjectStore {
    * it reports is as durable as a commit of its own; SQLite then writes each changed page once
    * per batch instead of once per write (the store's pages, indexes, feed tail and revision
    * counter are shared by nearly every write).
+   *
+   * Readers never see the difference: a read of an object, or a list or count of a type, that a
+   * waiting write touches commits the batch first (see {@link settle}). A read-then-write (an
+   * allocator picking a free address, a quota count, an update on the version just read) sees
+   * every write asked for before it, as it did when each write committed at once.
    */
-  private tx<R>(fn: () => R): Promise<R> {
+  private tx<R>(touches: readonly Touch[], fn: () => R): Promise<R> {
     if (!this.db.open) return Promise.reject(new Error('the store is closed'));
+    for (const t of touches) {
+      this.pendingTypes.add(t.type);
+      if (t.key === undefined) this.pendingUnnamed.add(t.type);
+      else this.pendingKeys.add(t.key);
+    }
     return new Promise<R>((resolve, reject) => {
       this.pending.push({ fn, resolve: resolve as (value: unknown) => void, reject });
       if (this.pending.length === 1) setImmediate(() => this.flush());
     });
+  }
+
+  /** Commit the waiting batch now when it writes what a read is about to read. */
+  private settle(type: TypeKey, namespace?: string, name?: string): void {
+    if (!this.pendingTypes.has(type)) return;
+    if (
+      namespace === undefined ||
+      name === undefined ||
+      this.pendingUnnamed.has(type) ||
+      this.pendingKeys.has(objectKey(type, namespace, name))
+    )
+      this.flush();
   }
 
   /** Commit the writes waiting for the next batch (see {@link tx}). */
@@ -269,6 +316,9 @@ export class SqliteStore implements ObjectStore {
     const batch = this.pending;
     if (batch.length === 0) return;
     this.pending = [];
+    this.pendingTypes.clear();
+    this.pendingKeys.clear();
+    this.pendingUnnamed.clear();
     let outcomes: { ok: boolean; value: unknown }[];
     try {
       outcomes = this.runBatch.immediate(batch);
@@ -288,7 +338,7 @@ export class SqliteStore implements ObjectStore {
   // --- ObjectStore ---
 
   create<T extends AnyObject = ApiObject>(object: NewObject<T['spec'], T['status']>): Promise<T> {
-    return this.tx(() => this.createSync(object as NewObject) as T);
+    return this.tx([touchOf(object)], () => this.createSync(object as NewObject) as T);
   }
 
   async get<T extends AnyObject = ApiObject>(
@@ -296,11 +346,13 @@ export class SqliteStore implements ObjectStore {
     namespace: string,
     name: string,
   ): Promise<T | undefined> {
+    this.settle(type, namespace, name);
     const row = this.stmts.get.get(type, namespace, name);
     return row ? parseStoredJson<T>(row.data) : undefined;
   }
 
   async getByUid<T extends AnyObject = ApiObject>(type: TypeKey, uid: string): Promise<T | undefined> {
+    this.settle(type);
     const row = this.stmts.getUid.get(type, uid);
     return row ? parseStoredJson<T>(row.data) : undefined;
   }
@@ -309,6 +361,7 @@ export class SqliteStore implements ObjectStore {
     type: TypeKey,
     options: ListOptions = {},
   ): Promise<ListResult<T>> {
+    this.settle(type);
     const read = this.db.transaction(() => {
       const resourceVersion = String(this.stmts.curRev.get()!.value);
       const desc = options.descending === true;
@@ -375,21 +428,23 @@ export class SqliteStore implements ObjectStore {
   }
 
   async count(type: TypeKey, namespace?: string): Promise<number> {
+    this.settle(type);
     return namespace === undefined
       ? this.stmts.count.get(type)!.n
       : this.stmts.countNs.get(type, namespace)!.n;
   }
 
   async countByLabel(type: TypeKey, namespace: string, key: string): Promise<Map<string, number>> {
+    this.settle(type);
     return new Map(this.stmts.countByLabel.all(type, key, namespace).map((r) => [r.value, r.n]));
   }
 
   update<T extends AnyObject = ApiObject>(object: T): Promise<T> {
-    return this.tx(() => this.updateSync(object) as T);
+    return this.tx([touchOf(object)], () => this.updateSync(object) as T);
   }
 
   updateStatus<T extends AnyObject = ApiObject>(object: T): Promise<T> {
-    return this.tx(() => this.updateStatusSync(object) as T);
+    return this.tx([touchOf(object)], () => this.updateStatusSync(object) as T);
   }
 
   delete<T extends AnyObject = ApiObject>(
@@ -398,11 +453,19 @@ export class SqliteStore implements ObjectStore {
     name: string,
     options?: DeleteOptions,
   ): Promise<T | undefined> {
-    return this.tx(() => this.deleteSync(type, namespace, name, options) as T | undefined);
+    return this.tx(
+      [{ type, key: objectKey(type, namespace, name) }],
+      () => this.deleteSync(type, namespace, name, options) as T | undefined,
+    );
   }
 
   commit(ops: WriteOp[]): Promise<(ApiObject | undefined)[]> {
-    return this.tx(() =>
+    const touches = ops.map((op) =>
+      op.op === 'delete'
+        ? { type: op.type, key: objectKey(op.type, op.namespace, op.name) }
+        : touchOf(op.object),
+    );
+    return this.tx(touches, () =>
       ops.map((op) => {
         switch (op.op) {
           case 'create':
