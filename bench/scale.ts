@@ -23,7 +23,7 @@ export async function benchScale(options: { clusters?: number } = {}): Promise<v
   const config = testConfig({
     dataDir: dir,
     cloud: { mode: 'embedded', cloudName: 'magnetar', simulatedLatencyMs: 0 },
-    controllers: { workers: 16, resyncSeconds: 300, leaseTtlSeconds: 15 },
+    controllers: { workers: 16, resyncSeconds: 600, leaseTtlSeconds: 15 },
   });
   const m = await startMagnetar({ config, logger: false });
   try {

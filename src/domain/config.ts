@@ -63,12 +63,16 @@ export const ConfigSchema = z
       .object({
         /** Concurrent reconciles per controller. @default 4 */
         workers: z.number().int().positive().default(4),
-        /** Periodic resync of every object, seconds. @default 300 */
-        resyncSeconds: z.number().int().positive().default(300),
+        /**
+         * Periodic resync of every object, seconds: Cluster API's `--sync-period` default. Above
+         * a hundred keys per controller, a resync is spread over the first half of the period.
+         * @default 600
+         */
+        resyncSeconds: z.number().int().positive().default(600),
         /** Lease time-to-live for multi-process operation, seconds. @default 15 */
         leaseTtlSeconds: z.number().int().positive().default(15),
       })
-      .default({ workers: 4, resyncSeconds: 300, leaseTtlSeconds: 15 }),
+      .default({ workers: 4, resyncSeconds: 600, leaseTtlSeconds: 15 }),
     /** Maximum request body size in bytes. @default 1048576 */
     bodyLimitBytes: z
       .number()

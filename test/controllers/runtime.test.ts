@@ -562,6 +562,38 @@ describe('controller runtime: watches and resync', () => {
     assert.equal(rec.calls.length, 4);
   });
 
+  test('a resync of many keys enqueues a hundred at once and spreads the rest over the first half of the period', async () => {
+    const store = memoryStore();
+    const clock = new ManualClock();
+    const rec = recorder();
+    const m = manager(store, clock, { resyncMs: 400_000 });
+    m.register(rec.reconciler);
+    for (let i = 0; i < 250; i++) await store.create(widget(`w${String(i).padStart(3, '0')}`));
+    await m.start();
+    await m.waitIdle();
+    assert.equal(rec.calls.length, 250);
+    await clock.advance(400_000);
+    await m.waitIdle();
+    assert.equal(rec.calls.length, 350, 'the first hundred at once');
+    // the other 150 come in two slices, at a quarter and at half of the period
+    await clock.advance(99_000);
+    await m.waitIdle();
+    assert.equal(rec.calls.length, 350);
+    await clock.advance(1_000);
+    await m.waitIdle();
+    assert.equal(rec.calls.length, 450);
+    await clock.advance(100_000);
+    await m.waitIdle();
+    assert.equal(rec.calls.length, 500);
+    const perKey = new Map<string, number>();
+    for (const { key } of rec.calls) perKey.set(key, (perKey.get(key) ?? 0) + 1);
+    assert.ok(
+      [...perKey.values()].every((n) => n === 2),
+      'every key once more, none twice',
+    );
+    await m.stop();
+  });
+
   test('when the feed was compacted past its position, the manager lists everything again', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'magnetar-rt-'));
     const path = join(dir, 'store.sqlite');

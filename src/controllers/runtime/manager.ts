@@ -27,6 +27,12 @@ interface Controller {
 
 const FEED_PAGE = 500;
 const LIST_PAGE = 500;
+/**
+ * Keys of one controller a periodic resync enqueues at once. A resync that finds more spreads
+ * them in slices of this size over the first half of the period, so a large region has no
+ * burst of reconciles every period (1 000 clusters are about 30 000 keys).
+ */
+const RESYNC_SLICE = 100;
 
 /**
  * Runs reconcilers: watches the store's revision feed, turns changes into a de-duplicated work
@@ -69,6 +75,8 @@ export class ControllerManager {
   private waiters: (() => void)[] = [];
   /** Keys waiting out their controller's coalescing window: shard key → cancel. */
   private readonly coalescing = new Map<string, () => void>();
+  /** Timers of the resync slices still to come (see spread). */
+  private readonly resyncSlices = new Set<() => void>();
   /** Last view seen per (controller, watch, object), for watches and reconcilers with a view. */
   private readonly views = new Map<string, unknown>();
 
@@ -78,7 +86,7 @@ export class ControllerManager {
     this.log = options.log ?? silentLogger;
     this.holder = options.holder ?? `${hostname()}:${process.pid}:${randomBytes(3).toString('hex')}`;
     this.workers = Math.max(1, options.workers ?? 4);
-    this.resyncMs = options.resyncMs ?? 300_000;
+    this.resyncMs = options.resyncMs ?? 600_000;
     this.leaseTtlMs = options.leaseTtlMs ?? 15_000;
     this.backoffBaseMs = options.backoffBaseMs ?? 500;
     this.backoffCapMs = options.backoffCapMs ?? 300_000;
@@ -142,7 +150,7 @@ export class ControllerManager {
       if (gained.length > 0) await this.relist(false);
     });
     this.every(this.pollMs, () => this.pump());
-    this.every(this.resyncMs, () => this.relist(false));
+    this.every(this.resyncMs, () => this.relist(false, { paced: true }));
     if (this.heartbeatMs > 0) {
       await this.heartbeat.beat();
       this.every(this.heartbeatMs, () => this.heartbeat.beat());
@@ -170,6 +178,8 @@ export class ControllerManager {
     }
     for (const cancel of this.coalescing.values()) cancel();
     this.coalescing.clear();
+    for (const cancel of this.resyncSlices) cancel();
+    this.resyncSlices.clear();
     await Promise.allSettled([...this.inflight, ...this.periodic]);
     await this.pumping?.catch(() => undefined);
     if (options.releaseLeases === false) this.shards.forget();
@@ -320,6 +330,28 @@ export class ControllerManager {
     c.q.setTimer(key, cancel);
   }
 
+  /**
+   * Enqueue a resync's remaining keys in slices of {@link RESYNC_SLICE}, evenly over the first
+   * half of the resync period. The slices' timers do not count as work in progress.
+   */
+  private spread(c: Controller, refs: ObjectRef[]): void {
+    const slices = Math.ceil(refs.length / RESYNC_SLICE);
+    for (let i = 0; i < slices; i++) {
+      const slice = refs.slice(i * RESYNC_SLICE, (i + 1) * RESYNC_SLICE);
+      const cancel = this.clock.setTimer(
+        () => {
+          this.resyncSlices.delete(cancel);
+          for (const ref of slice) {
+            if (!c.q.isParked(keyOf(ref))) this.add(c, ref, { kind: 'manual' });
+          }
+          this.progress();
+        },
+        Math.round(((i + 1) * this.resyncMs) / 2 / slices),
+      );
+      this.resyncSlices.add(cancel);
+    }
+  }
+
   /** One reconcile of one key. Never rejects. */
   private async run(c: Controller, key: string, ref: ObjectRef): Promise<void> {
     const log = c.log.child({ key });
@@ -391,7 +423,7 @@ export class ControllerManager {
   }
 
   /** List every primary object and enqueue it; with `setFeed`, restart the feed at the lists' revision. */
-  private async relist(setFeed: boolean): Promise<void> {
+  private async relist(setFeed: boolean, options: { paced?: boolean } = {}): Promise<void> {
     this.listing++;
     try {
       let from: number | undefined;
@@ -399,6 +431,8 @@ export class ControllerManager {
       for (const c of this.controllers.values()) {
         let cont: string | undefined;
         let first = true;
+        let seen = 0;
+        const later: ObjectRef[] = [];
         do {
           const page = await this.store.list(c.r.type, {
             limit: LIST_PAGE,
@@ -410,14 +444,14 @@ export class ControllerManager {
             first = false;
           }
           for (const obj of page.items) {
-            this.add(
-              c,
-              { namespace: obj.metadata.namespace, name: obj.metadata.name },
-              { kind: 'object', object: obj },
-            );
+            const ref = { namespace: obj.metadata.namespace, name: obj.metadata.name };
+            // a parked key is judged on the object now (see WorkQueue.add), never later
+            if (options.paced && seen++ >= RESYNC_SLICE && !c.q.isParked(keyOf(ref))) later.push(ref);
+            else this.add(c, ref, { kind: 'object', object: obj });
           }
           cont = page.continue;
         } while (cont && this.running);
+        this.spread(c, later);
       }
       if (setFeed && from !== undefined) {
         this.after = from;

@@ -78,7 +78,7 @@ export interface ManagerOptions {
   holder?: string;
   /** Concurrent reconciles per controller. @default 4 */
   workers?: number;
-  /** Periodic full resync. @default 300_000 */
+  /** Periodic full resync; above a hundred keys per controller it is spread over the first half of the period. @default 600_000 */
   resyncMs?: number;
   /** Lease TTL for multi-process operation. @default 15_000 */
   leaseTtlMs?: number;
