@@ -321,7 +321,8 @@ export class SqliteStore implements ObjectStore {
     this.pendingUnnamed.clear();
     let outcomes: { ok: boolean; value: unknown }[];
     try {
-      outcomes = this.runBatch.immediate(batch);
+      // a write alone needs no savepoint: its failure rolls back the transaction it is alone in
+      outcomes = batch.length === 1 ? this.runAlone(batch[0]!) : this.runBatch.immediate(batch);
     } catch (err) {
       const error = err instanceof Error ? err : new Error(String(err));
       for (const w of batch) w.reject(error);
@@ -333,6 +334,14 @@ export class SqliteStore implements ObjectStore {
       if (o.ok) w.resolve(o.value);
       else w.reject(o.value instanceof Error ? o.value : new Error(String(o.value)));
     });
+  }
+
+  private runAlone(w: PendingWrite): { ok: boolean; value: unknown }[] {
+    try {
+      return [{ ok: true, value: this.runOne.immediate(w.fn) }];
+    } catch (err) {
+      return [{ ok: false, value: err }];
+    }
   }
 
   // --- ObjectStore ---
