@@ -41,7 +41,7 @@ export interface EmbeddedCloudDeps {
   clock: Clock;
   /** Duration of each simulated asynchronous step (server build, LB provisioning, volume creation, deletes), ms. */
   latencyMs: number;
-  /** @default silentLogger */
+  /** @default the logger of the server the cloud is registered in (component `embedded-cloud`) */
   log?: Logger;
   /** Availability zones of compute and volume. @default ['AZ-1', 'AZ-2', 'AZ-3'] */
   availabilityZones?: string[];
@@ -124,11 +124,16 @@ export function embeddedCloud(deps: EmbeddedCloudDeps): EmbeddedCloud {
   // Rows stored by an older version get their index labels before any route reads through them.
   const resume = () =>
     (resumed ??= reindexRepos(repos).then((relabelled) => {
-      if (relabelled > 0) log.info({ relabelled }, 'embedded cloud: rows given their index labels');
+      if (relabelled > 0) ctx.log.info({ relabelled }, 'embedded cloud: rows given their index labels');
       return ctx.transitions.resume();
     }));
 
   const plugin: FastifyPluginAsync = async (app: FastifyInstance) => {
+    // Built before the server, the cloud logs through the server's logger unless given its own.
+    if (!deps.log) {
+      ctx.log = app.log.child({ component: 'embedded-cloud' });
+      ctx.transitions.log = ctx.log;
+    }
     await app.register(compute, { prefix: '/compute' });
     await app.register(network, { prefix: '/network' });
     await app.register(loadBalancer, { prefix: '/load-balancer' });

@@ -3,10 +3,11 @@ import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { cloudType } from '../../src/cloudsim/index.ts';
+import Fastify from 'fastify';
+import { cloudType, embeddedCloud } from '../../src/cloudsim/index.ts';
 import { ManualClock, type ApiObject } from '../../src/domain/index.ts';
 import { SqliteStore } from '../../src/store/index.ts';
-import { startCloud, type CloudHarness } from './harness.ts';
+import { startCloud, TestIdentity, type CloudHarness } from './harness.ts';
 
 type Obj = Record<string, unknown> & { id: string };
 const V = { 'openstack-api-version': 'compute 2.79' };
@@ -107,8 +108,12 @@ test('rows stored without the index labels (an older version) are found by name 
     // what an older version stored: only the labels it knew
     const old = new SqliteStore({ path });
     const known = new Set(['external', 'network_id', 'device_id', 'owner', 'security_group_id', 'port_id']);
+    // every row of these kinds now misses an index label, but a port in no security group
+    let unlabelled = 0;
     for (const kind of ['Network', 'Port', 'LoadBalancer', 'SecurityGroupRule'] as const) {
       for (const o of (await old.list<ApiObject>(cloudType(kind))).items) {
+        const groups = (o.spec as { security_groups?: string[] }).security_groups;
+        if (kind !== 'Port' || (groups ?? []).length > 0) unlabelled++;
         const labels = Object.fromEntries(
           Object.entries(o.metadata.labels ?? {}).filter(([k]) => known.has(k)),
         );
@@ -116,6 +121,25 @@ test('rows stored without the index labels (an older version) are found by name 
       }
     }
     await old.close();
+
+    // the relabelling is logged through the logger of the server the cloud runs in
+    const lines: string[] = [];
+    const logged = Fastify({ logger: { level: 'info', stream: { write: (l: string) => lines.push(l) } } });
+    const relabelStore = new SqliteStore({ path });
+    const relabelling = embeddedCloud({
+      store: relabelStore,
+      identity: new TestIdentity(),
+      clock: new ManualClock(),
+      latencyMs: 0,
+    });
+    await logged.register(relabelling.plugin, { prefix: '/cloud' });
+    await logged.ready();
+    const line = lines.map((l) => JSON.parse(l) as Record<string, unknown>).find((l) => 'relabelled' in l);
+    assert.ok(unlabelled >= 6, `network, public network, port, load balancer, rules: ${unlabelled}`);
+    assert.deepEqual([line?.component, line?.relabelled], ['embedded-cloud', unlabelled]);
+    await relabelling.close();
+    await logged.close();
+    await relabelStore.close();
 
     const second = await startCloud({ storePath: path });
     try {

@@ -28,7 +28,8 @@ export class TransitionScheduler {
 
   constructor(
     private readonly clock: Clock,
-    private readonly log: Logger,
+    /** Set by the cloud when it learns the server's logger (see embeddedCloud). */
+    public log: Logger,
   ) {}
 
   /** Declare how transitions of `repo`'s kind are applied. */
