@@ -4,13 +4,13 @@ import { ConflictError, InputError, NotAllowedError } from '../../domain/index.t
 import type { WriteOp } from '../../store/index.ts';
 import { nowIso, type CloudContext } from '../core/context.ts';
 import type { Caller } from '../core/http.ts';
-import { labelValue } from '../core/labels.ts';
+import { USAGE_LABEL } from '../core/repos.ts';
 import { newId, newPassword } from '../core/ids.ts';
 import { minorOf } from '../core/microversion.ts';
 import type { Flavor, Network, Server } from '../core/records.ts';
 import type { Row } from '../core/repo.ts';
 import { findImage } from '../image/service.ts';
-import { portLabels, securityGroupLabels, type NetworkService } from '../network/index.ts';
+import { securityGroupLabels, type NetworkService } from '../network/index.ts';
 import type { VolumeService } from '../volume/service.ts';
 import { parseNovaBody } from './body.ts';
 import { FLAVOR_NS } from './flavors.ts';
@@ -235,7 +235,7 @@ export class ServerCreator {
           updated_at: nowIso(ctx),
           revision_number: port.rec.revision_number + 1,
         };
-        ops.push(ctx.repos.ports.updateOp(port, rec, portLabels(rec)));
+        ops.push(ctx.repos.ports.updateOp(port, rec));
         portRefs.push({
           port_id: port.id,
           network_id: port.rec.network_id,
@@ -322,7 +322,7 @@ export class ServerCreator {
       transition: null,
     };
     rec = this.life.begin(rec, 'build', 1, buildFailure ?? injected);
-    ops.unshift(ctx.repos.servers.createOp(caller.project, id, rec, { labels: serverLabels(rec) }));
+    ops.unshift(ctx.repos.servers.createOp(caller.project, id, rec));
     await ctx.store.commit(ops);
     const row = (await ctx.repos.servers.get(caller.project, id))!;
     this.life.schedule(row);
@@ -568,14 +568,6 @@ export class ServerCreator {
     }
     return { volumeRefs, volumeOps };
   }
-}
-
-/** The label that holds a server's `vcpus:ram`, so quota usage is counted, not read server by server. */
-const USAGE_LABEL = 'usage';
-
-/** A server's labels: its name (exact-name lists) and its flavor's size (quota usage). */
-export function serverLabels(rec: Pick<Server, 'name' | 'flavor'>): Record<string, string> {
-  return { name: labelValue(rec.name), [USAGE_LABEL]: `${rec.flavor.vcpus}:${rec.flavor.ram}` };
 }
 
 /** Instances, cores and RAM a project's servers use. */

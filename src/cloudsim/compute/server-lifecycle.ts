@@ -2,7 +2,7 @@ import type { WriteOp } from '../../store/index.ts';
 import { dueAt, nowIso, type CloudContext } from '../core/context.ts';
 import type { Server } from '../core/records.ts';
 import { retryOnConflict, type Row } from '../core/repo.ts';
-import { portLabels, type NetworkService } from '../network/index.ts';
+import type { NetworkService } from '../network/index.ts';
 import type { VolumeService } from '../volume/service.ts';
 
 /** Nova's power states. */
@@ -97,7 +97,7 @@ export class ServerLifecycle {
         updated_at: now,
         revision_number: port.rec.revision_number + 1,
       };
-      ops.push(this.ctx.repos.ports.updateOp(port, rec, portLabels(rec)));
+      ops.push(this.ctx.repos.ports.updateOp(port, rec));
     }
     for (const ref of row.rec.volumes) {
       const v = await this.ctx.repos.volumes.find(ref.volume_id);
@@ -157,7 +157,7 @@ export class ServerLifecycle {
           updated_at: now,
           revision_number: port.rec.revision_number + 1,
         };
-        ops.push(this.ctx.repos.ports.updateOp(port, rec, portLabels(rec)));
+        ops.push(this.ctx.repos.ports.updateOp(port, rec));
       }
     }
     return ops;

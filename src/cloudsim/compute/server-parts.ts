@@ -5,7 +5,7 @@ import { bodyOf, callerOf, p, type ServiceRoutes } from '../core/http.ts';
 import { minorOf } from '../core/microversion.ts';
 import type { Server } from '../core/records.ts';
 import type { Row } from '../core/repo.ts';
-import { portLabels, type NetworkService } from '../network/index.ts';
+import type { NetworkService } from '../network/index.ts';
 import type { VolumeService } from '../volume/service.ts';
 import { parseNovaBody } from './body.ts';
 import { loadServer } from './servers.ts';
@@ -207,7 +207,7 @@ export function registerServerPartRoutes(
         status: 'ACTIVE',
         updated_at: nowIso(ctx),
       };
-      await repos.ports.update(port, rec, portLabels(rec));
+      await repos.ports.update(port, rec);
       ref = { port_id: port.id, network_id: port.rec.network_id, created_by_nova: false, tag: b.tag ?? null };
     } else {
       const networks = b.net_id

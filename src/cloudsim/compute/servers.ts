@@ -17,7 +17,7 @@ import { minorOf } from '../core/microversion.ts';
 import type { Server } from '../core/records.ts';
 import type { Row } from '../core/repo.ts';
 import { parseNovaBody } from './body.ts';
-import { serverLabels, type ServerCreator } from './server-create.ts';
+import type { ServerCreator } from './server-create.ts';
 import type { ServerLifecycle } from './server-lifecycle.ts';
 import { serverBrief, serverView } from './server-view.ts';
 import { novaLinks } from './links.ts';
@@ -237,20 +237,15 @@ export function registerServerRoutes(
         `Invalid input for field/attribute server. Additional properties are not allowed ('description' was unexpected)`,
       );
     const server = await loadServer(ctx, caller, p(req, 'id'));
-    const row = await repos.servers.mutate(
-      server.project,
-      server.id,
-      (cur) => ({
-        ...cur.rec,
-        ...(b.name !== undefined ? { name: b.name } : {}),
-        ...(b.description !== undefined ? { description: b.description } : {}),
-        ...(b.accessIPv4 !== undefined ? { access_ipv4: b.accessIPv4 } : {}),
-        ...(b.accessIPv6 !== undefined ? { access_ipv6: b.accessIPv6 } : {}),
-        ...(b.hostname !== undefined ? { hostname: b.hostname } : {}),
-        updated_at: nowIso(ctx),
-      }),
-      serverLabels,
-    );
+    const row = await repos.servers.mutate(server.project, server.id, (cur) => ({
+      ...cur.rec,
+      ...(b.name !== undefined ? { name: b.name } : {}),
+      ...(b.description !== undefined ? { description: b.description } : {}),
+      ...(b.accessIPv4 !== undefined ? { access_ipv4: b.accessIPv4 } : {}),
+      ...(b.accessIPv6 !== undefined ? { access_ipv6: b.accessIPv6 } : {}),
+      ...(b.hostname !== undefined ? { hostname: b.hostname } : {}),
+      updated_at: nowIso(ctx),
+    }));
     return { server: await serverView(ctx, req, caller, row) };
   });
 

@@ -3,6 +3,34 @@ import * as r from './records.ts';
 import { labelValue } from './labels.ts';
 import { Repo } from './repo.ts';
 
+/** Labels of a security group: its name (the list by name reads through it). */
+export function securityGroupLabels(rec: Pick<r.SecurityGroup, 'name'>): Record<string, string> {
+  return { name: labelValue(rec.name) };
+}
+
+/** Labels that make ports findable by network and device. */
+export function portLabels(
+  rec: Pick<r.Port, 'network_id' | 'device_id' | 'device_owner'>,
+): Record<string, string> {
+  return { network_id: rec.network_id, device_id: rec.device_id, owner: ownerKind(rec.device_owner) };
+}
+
+function ownerKind(owner: string): string {
+  if (owner.startsWith('compute:')) return 'compute';
+  if (owner === 'network:router_interface' || owner === 'network:router_interface_distributed')
+    return 'router_interface';
+  if (owner === '') return 'none';
+  return labelValue(owner);
+}
+
+/** The label that holds a server's `vcpus:ram`, so quota usage is counted, not read server by server. */
+export const USAGE_LABEL = 'usage';
+
+/** A server's labels: its name (exact-name lists) and its flavor's size (quota usage). */
+export function serverLabels(rec: Pick<r.Server, 'name' | 'flavor'>): Record<string, string> {
+  return { name: labelValue(rec.name), [USAGE_LABEL]: `${rec.flavor.vcpus}:${rec.flavor.ram}` };
+}
+
 /** The label key that marks a port as a member of a security group (the group delete reads it). */
 export function portInGroupKey(securityGroupId: string): string {
   return `sg.${labelValue(securityGroupId)}`;
@@ -15,12 +43,18 @@ export function routerOnSubnetKey(subnetId: string): string {
 
 /**
  * What each kind is looked up by, besides its project and id: the routes' lookups by name,
- * description or owner read the matching rows through these labels, so their cost does not grow
- * with the number of rows of the kind.
+ * description or owner, and the quota counts, read the matching rows through these labels, so
+ * their cost does not grow with the number of rows of the kind. The repos write them on every
+ * create and update; no caller passes them by hand.
  */
 const index = {
   network: (n: r.Network) => ({ external: String(n.external), name: labelValue(n.name) }),
-  port: (x: r.Port) => Object.fromEntries(x.security_groups.map((g) => [portInGroupKey(g), 'true'])),
+  port: (x: r.Port) => ({
+    ...portLabels(x),
+    ...Object.fromEntries(x.security_groups.map((g) => [portInGroupKey(g), 'true'])),
+  }),
+  securityGroup: (x: r.SecurityGroup) => securityGroupLabels(x),
+  server: (x: r.Server) => serverLabels(x),
   router: (x: r.Router) => ({
     name: labelValue(x.name),
     ...Object.fromEntries(x.interfaces.map((i) => [routerOnSubnetKey(i.subnet_id), 'true'])),
@@ -42,14 +76,14 @@ export function createRepos(store: ObjectStore) {
   return {
     flavors: new Repo(store, 'Flavor', r.FlavorSchema),
     keypairs: new Repo(store, 'Keypair', r.KeypairSchema),
-    servers: new Repo(store, 'Server', r.ServerSchema),
+    servers: new Repo(store, 'Server', r.ServerSchema, index.server),
     images: new Repo(store, 'Image', r.ImageSchema),
     networks: new Repo(store, 'Network', r.NetworkSchema, index.network),
     subnets: new Repo(store, 'Subnet', r.SubnetSchema),
     ports: new Repo(store, 'Port', r.PortSchema, index.port),
     ipAllocations: new Repo(store, 'IpAllocation', r.IpAllocationSchema),
     routers: new Repo(store, 'Router', r.RouterSchema, index.router),
-    securityGroups: new Repo(store, 'SecurityGroup', r.SecurityGroupSchema),
+    securityGroups: new Repo(store, 'SecurityGroup', r.SecurityGroupSchema, index.securityGroup),
     securityGroupRules: new Repo(store, 'SecurityGroupRule', r.SecurityGroupRuleSchema, index.rule),
     floatingIps: new Repo(store, 'FloatingIp', r.FloatingIpSchema, index.floatingIp),
     loadBalancers: new Repo(store, 'LoadBalancer', r.LoadBalancerSchema, index.loadBalancer),

@@ -145,7 +145,7 @@ export async function seedRegion(ctx: CloudContext, adminProjectId: string): Pro
     service_types: [],
   };
   await ctx.store.commit([
-    repos.networks.createOp(adminProjectId, netId, network, { labels: { external: 'true' } }),
+    repos.networks.createOp(adminProjectId, netId, network),
     repos.subnets.createOp(adminProjectId, subnetId, subnet, { labels: { network_id: netId } }),
   ]);
 }

@@ -6,14 +6,7 @@ import { asText, bodyOf, callerOf, p, parseBool, q, type Caller, type ServiceRou
 import { newId } from '../core/ids.ts';
 import type { LoadBalancer } from '../core/records.ts';
 import type { Row } from '../core/repo.ts';
-import {
-  neutronFilter,
-  portLabels,
-  narrowing,
-  prefilter,
-  projectFields,
-  type NetworkService,
-} from '../network/index.ts';
+import { neutronFilter, narrowing, prefilter, projectFields, type NetworkService } from '../network/index.ts';
 import { octaviaErrors as E, type LbEngine } from './engine.ts';
 import { lbView } from './views.ts';
 
@@ -199,7 +192,7 @@ export function registerLbRoutes(
       subnetId = port.rec.fixed_ips[0]?.subnet_id;
       network = await repos.networks.find(port.rec.network_id);
       const rec = { ...port.rec, device_owner: 'Octavia', device_id: `lb-${id}`, updated_at: nowIso(ctx) };
-      ops.push(repos.ports.updateOp(port, rec, portLabels(rec)));
+      ops.push(repos.ports.updateOp(port, rec));
     } else {
       if (!network || !net.canSeeNetwork(caller, network))
         throw E.subresource('Network', b.vip_network_id ?? '');

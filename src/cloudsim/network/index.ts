@@ -11,7 +11,8 @@ import { registerRouterRoutes } from './routes-routers.ts';
 import { registerSecurityGroupRoutes } from './routes-security-groups.ts';
 import type { NetworkService } from './service.ts';
 
-export { NetworkService, portLabels, securityGroupLabels, derivedUuid, type PortRequest } from './service.ts';
+export { NetworkService, derivedUuid, type PortRequest } from './service.ts';
+export { portLabels, securityGroupLabels } from '../core/repos.ts';
 export { neutronErrors } from './errors.ts';
 export { narrowing, neutronFilter, neutronList, prefilter, projectFields } from './listing.ts';
 

@@ -151,7 +151,7 @@ export function registerNetworkRoutes(r: ServiceRoutes, ctx: CloudContext, svc: 
         (b['router:external'] ? null : 1000 + Math.floor(Math.random() * 60000)),
       dns_domain: b.dns_domain,
     };
-    const row = await repos.networks.create(project, id, rec, { labels: { external: String(rec.external) } });
+    const row = await repos.networks.create(project, id, rec);
     void reply.code(201);
     return { network: networkView(row, caller.isAdmin) };
   });

@@ -7,7 +7,7 @@ import { parseNeutronBody } from './body.ts';
 import { neutronErrors as E } from './errors.ts';
 import { neutronList, projectFields } from './listing.ts';
 import { targetProject } from './routes-networks.ts';
-import { portLabels, type NetworkService } from './service.ts';
+import type { NetworkService } from './service.ts';
 import { portView } from './views.ts';
 
 const FixedIpReq = z.object({ subnet_id: z.string().optional(), ip_address: z.string().optional() });
@@ -202,7 +202,7 @@ export function registerPortRoutes(r: ServiceRoutes, ctx: CloudContext, svc: Net
         ops.push(...(await svc.ipam.releaseOps(rec.id, release)), ...alloc.ops);
         rec.fixed_ips = [...keep, ...alloc.fixedIps];
       }
-      ops.push(repos.ports.updateOp(cur, rec, portLabels(rec)));
+      ops.push(repos.ports.updateOp(cur, rec));
       try {
         await ctx.store.commit(ops);
         break;

@@ -284,13 +284,7 @@ export function registerRouterRoutes(r: ServiceRoutes, ctx: CloudContext, svc: N
           security_groups: [],
           updated_at: nowIso(ctx),
         };
-        ops.push(
-          repos.ports.updateOp(port, rec, {
-            network_id: rec.network_id,
-            device_id: rec.device_id,
-            owner: 'router_interface',
-          }),
-        );
+        ops.push(repos.ports.updateOp(port, rec));
         portId = port.id;
         subnetId = fixed.subnet_id;
         networkId = port.rec.network_id;

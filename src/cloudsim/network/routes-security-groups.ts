@@ -5,10 +5,10 @@ import { newId, parseCidr4 } from '../core/ids.ts';
 import type { SecurityGroup, SecurityGroupRule } from '../core/records.ts';
 import { parseNeutronBody } from './body.ts';
 import { neutronErrors as E } from './errors.ts';
-import { portInGroupKey } from '../core/repos.ts';
+import { portInGroupKey, securityGroupLabels } from '../core/repos.ts';
 import { narrowing, neutronList, projectFields } from './listing.ts';
 import { targetProject } from './routes-networks.ts';
-import { securityGroupLabels, type NetworkService } from './service.ts';
+import type { NetworkService } from './service.ts';
 import { ruleView, securityGroupView } from './views.ts';
 
 const SgCreate = z.object({
@@ -141,10 +141,8 @@ export function registerSecurityGroupRoutes(r: ServiceRoutes, ctx: CloudContext,
       revision_number: 0,
     }));
     await ctx.store.commit([
-      repos.securityGroups.createOp(project, id, sg, { labels: securityGroupLabels(sg) }),
-      ...rules.map((x) =>
-        repos.securityGroupRules.createOp(project, x.id, x, { labels: { security_group_id: id } }),
-      ),
+      repos.securityGroups.createOp(project, id, sg),
+      ...rules.map((x) => repos.securityGroupRules.createOp(project, x.id, x)),
     ]);
     const row = (await repos.securityGroups.get(project, id))!;
     void reply.code(201);
@@ -158,19 +156,14 @@ export function registerSecurityGroupRoutes(r: ServiceRoutes, ctx: CloudContext,
     if (sg.rec.name === 'default' && b.name !== undefined && b.name !== 'default') {
       throw E.badRequest('security_group', 'Updating default security group not allowed');
     }
-    const row = await repos.securityGroups.mutate(
-      sg.project,
-      sg.id,
-      (cur) => ({
-        ...cur.rec,
-        ...(b.name !== undefined ? { name: b.name } : {}),
-        ...(b.description !== undefined ? { description: b.description } : {}),
-        ...(b.stateful !== undefined ? { stateful: b.stateful } : {}),
-        updated_at: nowIso(ctx),
-        revision_number: cur.rec.revision_number + 1,
-      }),
-      securityGroupLabels,
-    );
+    const row = await repos.securityGroups.mutate(sg.project, sg.id, (cur) => ({
+      ...cur.rec,
+      ...(b.name !== undefined ? { name: b.name } : {}),
+      ...(b.description !== undefined ? { description: b.description } : {}),
+      ...(b.stateful !== undefined ? { stateful: b.stateful } : {}),
+      updated_at: nowIso(ctx),
+      revision_number: cur.rec.revision_number + 1,
+    }));
     return { security_group: securityGroupView(row, await svc.rulesOf(row)) };
   });
 
@@ -307,9 +300,7 @@ export function registerSecurityGroupRoutes(r: ServiceRoutes, ctx: CloudContext,
       updated_at: now,
       revision_number: 0,
     };
-    const row = await repos.securityGroupRules.create(sg.project, rule.id, rule, {
-      labels: { security_group_id: sg.id },
-    });
+    const row = await repos.securityGroupRules.create(sg.project, rule.id, rule);
     await repos.securityGroups.mutate(sg.project, sg.id, (cur) => ({
       ...cur.rec,
       updated_at: now,

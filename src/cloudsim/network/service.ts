@@ -1,7 +1,6 @@
 import { createHash } from 'node:crypto';
 import { ConflictError } from '../../domain/index.ts';
 import type { WriteOp } from '../../store/index.ts';
-import { labelValue } from '../core/labels.ts';
 import { nowIso, type CloudContext } from '../core/context.ts';
 import type { Caller } from '../core/http.ts';
 import { newId, newMac } from '../core/ids.ts';
@@ -48,26 +47,6 @@ export interface PortRequest {
   dnsName?: string;
   /** Skip the port quota (ports Neutron or Nova create on the user's behalf count too; router ports don't). */
   skipQuota?: boolean;
-}
-
-/** Labels of a security group: its name, as a label value (the list by name reads through it). */
-export function securityGroupLabels(rec: Pick<SecurityGroup, 'name'>): Record<string, string> {
-  return { name: labelValue(rec.name) };
-}
-
-/** Labels that make ports findable by network and device. */
-export function portLabels(
-  rec: Pick<Port, 'network_id' | 'device_id' | 'device_owner'>,
-): Record<string, string> {
-  return { network_id: rec.network_id, device_id: rec.device_id, owner: ownerKind(rec.device_owner) };
-}
-
-function ownerKind(owner: string): string {
-  if (owner.startsWith('compute:')) return 'compute';
-  if (owner === 'network:router_interface' || owner === 'network:router_interface_distributed')
-    return 'router_interface';
-  if (owner === '') return 'none';
-  return labelValue(owner);
 }
 
 /** A stable UUID derived from text (the default security group of a project). */
@@ -220,10 +199,8 @@ export class NetworkService {
       })),
     );
     const ops: WriteOp[] = [
-      this.repos.securityGroups.createOp(project, id, sg, { labels: securityGroupLabels(sg) }),
-      ...rules.map((r) =>
-        this.repos.securityGroupRules.createOp(project, r.id, r, { labels: { security_group_id: id } }),
-      ),
+      this.repos.securityGroups.createOp(project, id, sg),
+      ...rules.map((r) => this.repos.securityGroupRules.createOp(project, r.id, r)),
     ];
     try {
       await this.ctx.store.commit(ops);
@@ -327,7 +304,7 @@ export class NetworkService {
     };
     for (const pair of rec.allowed_address_pairs)
       if (pair.mac_address === '') pair.mac_address = rec.mac_address;
-    ops.unshift(this.repos.ports.createOp(req.project, id, rec, { labels: portLabels(rec) }));
+    ops.unshift(this.repos.ports.createOp(req.project, id, rec));
     return { rec, ops };
   }
 
@@ -413,7 +390,7 @@ export class NetworkService {
       updated_at: nowIso(this.ctx),
       revision_number: port.rec.revision_number + 1,
     };
-    return this.repos.ports.update(port, rec, portLabels(rec));
+    return this.repos.ports.update(port, rec);
   }
 
   /** Routers with an interface on a subnet. */
