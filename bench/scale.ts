@@ -104,14 +104,17 @@ export async function benchScale(options: { clusters?: number } = {}): Promise<v
       `create CPU: ${createCpuS.toFixed(1)} s (${((createCpuS * 1000) / n).toFixed(0)} ms per cluster, ${((100 * createCpuS) / created).toFixed(0)}% of one core)`,
     );
 
-    // Idle: every cluster up, nothing asked for.
+    // Idle: every cluster up, nothing asked for. The window is one workload probe period (a
+    // minute) by default: each cluster's probe falls in it once, wherever it starts.
     await new Promise((r) => setTimeout(r, 2000));
     const cpu0 = process.cpuUsage();
     const w0 = Date.now();
-    await new Promise((r) => setTimeout(r, Number(process.env.MAGNETAR_BENCH_IDLE_S ?? 10) * 1000));
+    await new Promise((r) => setTimeout(r, Number(process.env.MAGNETAR_BENCH_IDLE_S ?? 60) * 1000));
     const cpu = process.cpuUsage(cpu0);
     const idle = ((cpu.user + cpu.system) / 1000 / (Date.now() - w0)) * 100;
-    console.log(`idle CPU with ${n} clusters up: ${idle.toFixed(1)}% of one core`);
+    console.log(
+      `idle CPU with ${n} clusters up: ${idle.toFixed(1)}% of one core (over ${((Date.now() - w0) / 1000).toFixed(0)} s)`,
+    );
     console.log(`peak RSS: ${(Math.max(peakRss, process.memoryUsage().rss) / 1024 / 1024).toFixed(0)} MiB`);
 
     const d0 = Date.now();

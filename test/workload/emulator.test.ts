@@ -1,7 +1,9 @@
 import { test, before, after, describe } from 'node:test';
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
+import diagnostics from 'node:diagnostics_channel';
 import { request } from 'node:https';
+import type { Socket } from 'node:net';
 import {
   CapiAnnotations,
   CapiTypes,
@@ -133,6 +135,40 @@ describe('an emulated workload cluster', () => {
     const dns = pods.filter((p) => p.metadata.labels?.['k8s-app'] === 'kube-dns');
     assert.equal(dns.length, 2);
     assert.ok(dns.every((p) => p.status.phase === 'Running' && p.spec.nodeName === 'prod-cp-a'));
+  });
+
+  test("a client's requests to a cluster share one kept-alive connection", async () => {
+    const accepted: Socket[] = [];
+    const onSocket = (m: unknown) => accepted.push((m as { socket: Socket }).socket);
+    const fresh = new WorkloadAccess({ pki, clock });
+    diagnostics.subscribe('net.server.socket', onSocket);
+    try {
+      const c = (await fresh.forCluster(await capiCluster()))!;
+      await c.version();
+      await c.listNodes();
+      await c.getNode('prod-cp-a');
+      await c.listPods({ namespace: 'kube-system' });
+      assert.equal(accepted.length, 1, 'four requests, one TLS connection');
+    } finally {
+      diagnostics.unsubscribe('net.server.socket', onSocket);
+    }
+  });
+
+  test('a request on a kept-alive connection the server has just closed is sent again on a new one', async () => {
+    const accepted: Socket[] = [];
+    const onSocket = (m: unknown) => accepted.push((m as { socket: Socket }).socket);
+    const fresh = new WorkloadAccess({ pki, clock });
+    diagnostics.subscribe('net.server.socket', onSocket);
+    try {
+      const c = (await fresh.forCluster(await capiCluster()))!;
+      await c.listNodes();
+      // The server drops the idle connection; the client has not seen it go when it sends.
+      accepted[0]!.destroy();
+      assert.equal((await c.listNodes()).length, 1);
+      assert.equal(accepted.length, 2);
+    } finally {
+      diagnostics.unsubscribe('net.server.socket', onSocket);
+    }
   });
 
   test('a node watch streams the current nodes, then their changes', async () => {

@@ -14,12 +14,22 @@ import {
 } from '../../domain/index.ts';
 
 /**
- * The HTTPS transport of the workload client: one request per connection (no idle sockets
- * kept per cluster; the TLS context is built once and sessions are resumed, so a request
- * costs an abbreviated handshake), client-certificate authentication, JSON in and out, and Kubernetes
- * `Status` failures turned into Magnetar's error classes (5xx and network failures are
- * UnavailableError, i.e. retryable).
+ * The HTTPS transport of the workload client: one kept-alive connection per cluster (as
+ * Cluster API's cluster cache keeps one per workload cluster), client-certificate
+ * authentication, JSON in and out, and Kubernetes `Status` failures turned into Magnetar's
+ * error classes (5xx and network failures are UnavailableError, i.e. retryable).
+ *
+ * A periodic probe (once a minute) finds its connection still open: an idle connection is
+ * closed by the client after {@link IDLE_SOCKET_MS}, before the emulated API server would
+ * close it. A request whose reused connection the server
+ * closed before reading it is sent once more on a new connection.
  */
+
+/**
+ * How long the client keeps an idle connection open: longer than the probe period of a
+ * minute, shorter than the emulated API server keeps one (its `SERVER_KEEP_ALIVE_MS`).
+ */
+export const IDLE_SOCKET_MS = 90_000;
 
 /** TLS credentials for a cluster's API. */
 export interface KubeTls {
@@ -108,7 +118,16 @@ export class KubeHttp {
       cert: options.tls.cert,
       key: options.tls.key,
     });
-    this.agent = new Agent({ keepAlive: false, maxCachedSessions: 4, secureContext });
+    this.agent = new Agent({
+      keepAlive: true,
+      // Requests to one cluster are few and short; a drain's evictions take a handful.
+      maxSockets: 4,
+      maxFreeSockets: 1,
+      timeout: IDLE_SOCKET_MS,
+      scheduling: 'lifo',
+      maxCachedSessions: 4,
+      secureContext,
+    });
     this.timeoutMs = options.timeoutMs ?? 10_000;
   }
 
@@ -119,7 +138,50 @@ export class KubeHttp {
     const path = req.path + (qs.size > 0 ? `?${qs.toString()}` : '');
     const payload = req.body === undefined ? undefined : Buffer.from(JSON.stringify(req.body), 'utf8');
     const what = `${req.method} ${this.server}${req.path}`;
-    const res = await new Promise<{ status: number; text: string }>((resolve, reject) => {
+    const res = await this.exchange(req, path, payload)
+      .catch((cause: unknown) => {
+        // The server closed a kept-alive connection as this request went out on it: it never
+        // read the request, so sending it again on a new connection cannot do it twice.
+        if (cause instanceof StaleConnection) return this.exchange(req, path, payload);
+        throw cause;
+      })
+      .catch((cause: unknown) => {
+        const reason = cause instanceof StaleConnection ? cause.cause : cause;
+        throw new UnavailableError(`${what}: ${reason instanceof Error ? reason.message : String(reason)}`, {
+          code: 'Unreachable',
+          cause: reason,
+        });
+      });
+    let body: unknown = undefined;
+    if (res.text !== '') {
+      try {
+        body = JSON.parse(res.text);
+      } catch {
+        body = { message: res.text.slice(0, 200) };
+      }
+    }
+    if ((res.status >= 200 && res.status < 300) || accept.includes(res.status))
+      return { status: res.status, body };
+    throw errorFromResponse(
+      res.status,
+      isKubeStatus(body) || typeof body === 'object' ? body : undefined,
+      what,
+    );
+  }
+
+  /** Close the kept-alive connections (the client is being replaced or dropped). */
+  close(): void {
+    this.agent.destroy();
+  }
+
+  /** One request and its whole answer; a reset on a reused connection before any answer is a {@link StaleConnection}. */
+  private exchange(
+    req: KubeRequest,
+    path: string,
+    payload: Buffer | undefined,
+  ): Promise<{ status: number; text: string }> {
+    return new Promise<{ status: number; text: string }>((resolve, reject) => {
+      let answered = false;
       const r = request(
         {
           host: this.url.hostname.replace(/^\[|\]$/g, ''),
@@ -140,6 +202,7 @@ export class KubeHttp {
           },
         },
         (response) => {
+          answered = true;
           const chunks: Buffer[] = [];
           response.on('data', (c: Buffer) => chunks.push(c));
           response.on('end', () =>
@@ -149,28 +212,21 @@ export class KubeHttp {
         },
       );
       r.on('timeout', () => r.destroy(new Error(`no answer within ${this.timeoutMs} ms`)));
-      r.on('error', reject);
+      r.on('error', (err: NodeJS.ErrnoException) =>
+        reject(
+          r.reusedSocket && !answered && (err.code === 'ECONNRESET' || err.code === 'EPIPE')
+            ? new StaleConnection(err)
+            : err,
+        ),
+      );
       r.end(payload);
-    }).catch((cause: unknown) => {
-      throw new UnavailableError(`${what}: ${cause instanceof Error ? cause.message : String(cause)}`, {
-        code: 'Unreachable',
-        cause,
-      });
     });
-    let body: unknown = undefined;
-    if (res.text !== '') {
-      try {
-        body = JSON.parse(res.text);
-      } catch {
-        body = { message: res.text.slice(0, 200) };
-      }
-    }
-    if ((res.status >= 200 && res.status < 300) || accept.includes(res.status))
-      return { status: res.status, body };
-    throw errorFromResponse(
-      res.status,
-      isKubeStatus(body) || typeof body === 'object' ? body : undefined,
-      what,
-    );
+  }
+}
+
+/** The server had closed the reused connection a request went out on. */
+class StaleConnection extends Error {
+  constructor(override readonly cause: Error) {
+    super(cause.message);
   }
 }

@@ -52,7 +52,10 @@ export function pkiRefOf(cluster: CapiClusterLike): PkiClusterRef {
   };
 }
 
-/** Clients of workload clusters, reused while the endpoint and credentials stay the same. */
+/**
+ * Clients of workload clusters, reused while the endpoint and credentials stay the same; a
+ * replaced client's connection is closed.
+ */
 export class WorkloadAccess {
   private readonly options: WorkloadAccessOptions;
   private readonly clients = new Map<string, { endpoint: string; cert: string; client: WorkloadClient }>();
@@ -76,9 +79,15 @@ export class WorkloadAccess {
       ...(this.options.timeoutMs ? { timeoutMs: this.options.timeoutMs } : {}),
       ...(this.options.drainRetryMs ? { drainRetryMs: this.options.drainRetryMs } : {}),
     });
+    // The replaced client's kept-alive connection would otherwise stay open until it idles out.
+    hit?.client.close();
     this.clients.delete(key);
     this.clients.set(key, { endpoint, cert: tls.cert, client });
-    while (this.clients.size > 4096) this.clients.delete(this.clients.keys().next().value!);
+    while (this.clients.size > 4096) {
+      const oldest = this.clients.keys().next().value!;
+      this.clients.get(oldest)?.client.close();
+      this.clients.delete(oldest);
+    }
     return client;
   }
 }

@@ -115,6 +115,11 @@ export class WorkloadClient {
     this.drainRetryMs = options.drainRetryMs ?? 5_000;
   }
 
+  /** Close its connections; the client is not used afterwards. */
+  close(): void {
+    this.http.close();
+  }
+
   /** `/version`. */
   async version(): Promise<KubeVersionInfo> {
     const { body } = await this.http.send({ method: 'GET', path: '/version' });

@@ -21,6 +21,12 @@ import type { Logger } from '../../domain/index.ts';
  * is idle, so a thousand emulated clusters cost a thousand listening sockets and little else.
  */
 
+/**
+ * How long an idle client connection stays open: longer than the workload client keeps its
+ * own (90 s), so the client, which knows when it is about to send, is the one that closes.
+ */
+export const SERVER_KEEP_ALIVE_MS = 120_000;
+
 /** TLS material of one cluster's endpoint. */
 export interface EndpointTls {
   certPem: string;
@@ -46,7 +52,7 @@ export class SharedHttpEngine {
       }
       handler(req, res);
     });
-    this.server.keepAliveTimeout = 30_000;
+    this.server.keepAliveTimeout = SERVER_KEEP_ALIVE_MS;
   }
 
   /** Serve a TLS connection with `handler`. */

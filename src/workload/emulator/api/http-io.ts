@@ -30,9 +30,19 @@ export interface Caller {
 /** Groups that are cluster-admin in a kubeadm cluster. */
 const ADMIN_GROUPS = ['system:masters', 'kubeadm:cluster-admins'];
 
+/** Callers per connection: a kept-alive connection's certificate is read once. */
+const callers = new WeakMap<object, Caller>();
+
 /** The caller of a request on a client-authenticated TLS socket. */
 export function callerOf(req: IncomingMessage): Caller {
-  const cert = (req.socket as TLSSocket).getPeerCertificate?.();
+  const known = callers.get(req.socket);
+  if (known) return known;
+  const caller = callerOfCertificate((req.socket as TLSSocket).getPeerCertificate?.());
+  callers.set(req.socket, caller);
+  return caller;
+}
+
+function callerOfCertificate(cert: ReturnType<TLSSocket['getPeerCertificate']> | undefined): Caller {
   const subject = (cert?.subject ?? {}) as unknown as Record<string, string | string[] | undefined>;
   const list = (v: string | string[] | undefined) => (v === undefined ? [] : Array.isArray(v) ? v : [v]);
   return {
