@@ -1,5 +1,5 @@
 import { randomUUID, randomBytes } from 'node:crypto';
-import { ConflictError, InputError } from '../domain/index.ts';
+import { ConflictError, InputError, sameJson } from '../domain/index.ts';
 import type { ApiObject, NewObject } from '../domain/index.ts';
 import type { AnyObject, DeleteOptions } from './types.ts';
 
@@ -59,21 +59,6 @@ function checkVersion(stored: ApiObject, incoming: AnyObject): void {
   }
 }
 
-/** Stable JSON for change detection (key order independent). */
-export function canonical(value: unknown): string {
-  return JSON.stringify(value, (_k, v: unknown) => {
-    if (v && typeof v === 'object' && !Array.isArray(v)) {
-      const o = v as Record<string, unknown>;
-      return Object.fromEntries(
-        Object.keys(o)
-          .sort()
-          .map((k) => [k, o[k]]),
-      );
-    }
-    return v;
-  });
-}
-
 /** Result of an update or delete: the new stored form, or removal. */
 export interface WriteOutcome {
   object: ApiObject;
@@ -83,7 +68,7 @@ export interface WriteOutcome {
 /** Apply an update of metadata + spec. Status is kept from the stored object. */
 export function prepareUpdate(stored: ApiObject, incoming: AnyObject, revision: number): WriteOutcome {
   checkVersion(stored, incoming);
-  const specChanged = canonical(stored.spec) !== canonical(incoming.spec);
+  const specChanged = !sameJson(stored.spec, incoming.spec);
   const im = incoming.metadata;
   const object: ApiObject = {
     apiVersion: stored.apiVersion,

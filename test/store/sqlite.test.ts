@@ -109,3 +109,36 @@ test('sqlite: a read sees every write asked for before it, committed or waiting 
     await store.close();
   }
 });
+
+test('sqlite: a write that fails in a batch leaves the object as it was for the next read', async () => {
+  const store = new SqliteStore({ path: ':memory:' });
+  const type = 'Widget.test.magnetar.io';
+  const widget = (name: string) => ({
+    apiVersion: 'test.magnetar.io/v1',
+    kind: 'Widget',
+    metadata: { name, namespace: 'p1' },
+    spec: { size: 1 },
+  });
+  try {
+    await store.create(widget('taken'));
+    const a = await store.create(widget('a'));
+    const outcomes = await Promise.allSettled([
+      store.create(widget('c')),
+      // updates a, then fails on the duplicate: the update is rolled back with it
+      store.commit([
+        { op: 'update', object: { ...a, spec: { size: 5 } } },
+        { op: 'create', object: widget('taken') },
+      ]),
+    ]);
+    assert.deepEqual(
+      outcomes.map((o) => o.status),
+      ['fulfilled', 'rejected'],
+    );
+    const now = (await store.get(type, 'p1', 'a'))!;
+    assert.deepEqual(now.spec, { size: 1 });
+    assert.equal(now.metadata.resourceVersion, a.metadata.resourceVersion);
+    assert.deepEqual((await store.update({ ...now, spec: { size: 6 } })).spec, { size: 6 });
+  } finally {
+    await store.close();
+  }
+});
