@@ -55,6 +55,22 @@ async function client(name = CLUSTER): Promise<WorkloadClient> {
 
 const s = (ms = 0) => settle(clock, emulator, ms);
 
+/** Run `fn` with a new client of the cluster and the connections the emulated servers accept meanwhile. */
+async function withAcceptedSockets(
+  fn: (c: WorkloadClient, accepted: Socket[]) => Promise<void>,
+): Promise<void> {
+  const accepted: Socket[] = [];
+  const onSocket = (m: unknown) => accepted.push((m as { socket: Socket }).socket);
+  diagnostics.subscribe('net.server.socket', onSocket);
+  try {
+    const c = await new WorkloadAccess({ pki, clock }).forCluster(await capiCluster());
+    assert.ok(c, 'the cluster has an endpoint');
+    await fn(c, accepted);
+  } finally {
+    diagnostics.unsubscribe('net.server.socket', onSocket);
+  }
+}
+
 before(async () => {
   store = new SqliteStore({ path: ':memory:' });
   clock = new ManualClock(Date.now());
@@ -137,39 +153,23 @@ describe('an emulated workload cluster', () => {
     assert.ok(dns.every((p) => p.status.phase === 'Running' && p.spec.nodeName === 'prod-cp-a'));
   });
 
-  test("a client's requests to a cluster share one kept-alive connection", async () => {
-    const accepted: Socket[] = [];
-    const onSocket = (m: unknown) => accepted.push((m as { socket: Socket }).socket);
-    const fresh = new WorkloadAccess({ pki, clock });
-    diagnostics.subscribe('net.server.socket', onSocket);
-    try {
-      const c = (await fresh.forCluster(await capiCluster()))!;
+  test("a client's requests to a cluster share one kept-alive connection", () =>
+    withAcceptedSockets(async (c, accepted) => {
       await c.version();
       await c.listNodes();
       await c.getNode('prod-cp-a');
       await c.listPods({ namespace: 'kube-system' });
       assert.equal(accepted.length, 1, 'four requests, one TLS connection');
-    } finally {
-      diagnostics.unsubscribe('net.server.socket', onSocket);
-    }
-  });
+    }));
 
-  test('a request on a kept-alive connection the server has just closed is sent again on a new one', async () => {
-    const accepted: Socket[] = [];
-    const onSocket = (m: unknown) => accepted.push((m as { socket: Socket }).socket);
-    const fresh = new WorkloadAccess({ pki, clock });
-    diagnostics.subscribe('net.server.socket', onSocket);
-    try {
-      const c = (await fresh.forCluster(await capiCluster()))!;
+  test('a request on a kept-alive connection the server has just closed is sent again on a new one', () =>
+    withAcceptedSockets(async (c, accepted) => {
       await c.listNodes();
       // The server drops the idle connection; the client has not seen it go when it sends.
       accepted[0]!.destroy();
       assert.equal((await c.listNodes()).length, 1);
       assert.equal(accepted.length, 2);
-    } finally {
-      diagnostics.unsubscribe('net.server.socket', onSocket);
-    }
-  });
+    }));
 
   test('a node watch streams the current nodes, then their changes', async () => {
     const c = await client();
