@@ -21,8 +21,8 @@ import {
  *
  * A periodic probe (once a minute) finds its connection still open: an idle connection is
  * closed by the client after {@link IDLE_SOCKET_MS}, before the emulated API server would
- * close it. A request whose reused connection the server
- * closed before reading it is sent once more on a new connection.
+ * close it. A request whose reused connection the server closed before reading it is sent
+ * once more on a new connection.
  */
 
 /**
