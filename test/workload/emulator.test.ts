@@ -24,6 +24,7 @@ import { createCapiCluster, createMachine, PROJECT, provision, setNodeRef, settl
 
 const CLUSTER = 'prod-1a2b3c4d';
 const TOKEN = 'abcdef.0123456789abcdef';
+const KEY = randomBytes(32);
 
 let store: SqliteStore;
 let clock: ManualClock;
@@ -55,6 +56,8 @@ async function client(name = CLUSTER): Promise<WorkloadClient> {
 
 const s = (ms = 0) => settle(clock, emulator, ms);
 
+const pkiRef = (name: string) => ({ namespace: PROJECT, name, displayName: name });
+
 /** Run `fn` with a new client of the cluster and the connections the emulated servers accept meanwhile. */
 async function withAcceptedSockets(
   fn: (c: WorkloadClient, accepted: Socket[]) => Promise<void>,
@@ -74,7 +77,7 @@ async function withAcceptedSockets(
 before(async () => {
   store = new SqliteStore({ path: ':memory:' });
   clock = new ManualClock(Date.now());
-  pki = new StorePki({ store, clock, encryptionKey: randomBytes(32) });
+  pki = new StorePki({ store, clock, encryptionKey: KEY });
   access = new WorkloadAccess({ pki, clock });
   emulator = newEmulator();
   await emulator.start();
@@ -161,6 +164,19 @@ describe('an emulated workload cluster', () => {
       await c.listPods({ namespace: 'kube-system' });
       assert.equal(accepted.length, 1, 'four requests, one TLS connection');
     }));
+
+  test('a client stays, with its connection, when the PKI issues a new certificate under the same CA', async () => {
+    // A PKI that keeps one cluster's client certificate at a time.
+    const small = new StorePki({ store, clock, encryptionKey: KEY, cacheSize: 1 });
+    const access = new WorkloadAccess({ pki: small, clock });
+    const first = (await access.forCluster(await capiCluster()))!;
+    const before = await small.clientTlsOptions(pkiRef(CLUSTER));
+    await small.clientTlsOptions(pkiRef('another-cluster'));
+    assert.notEqual((await small.clientTlsOptions(pkiRef(CLUSTER))).cert, before.cert, 'issued again');
+    const again = (await access.forCluster(await capiCluster()))!;
+    assert.equal(again, first);
+    assert.equal((await again.listNodes()).length, 1);
+  });
 
   test('a request on a kept-alive connection the server has just closed is sent again on a new one', () =>
     withAcceptedSockets(async (c, accepted) => {

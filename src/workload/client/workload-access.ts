@@ -11,6 +11,8 @@ import { WorkloadClient } from './workload-client.ts';
 /** The part of the PKI access needs. */
 export interface ClientCredentialSource {
   clientTlsOptions(cluster: PkiClusterRef): Promise<ClientTlsOptions>;
+  /** Changes when the cluster's CA does (a rotation): certificates issued before are refused then. */
+  caVersion(cluster: PkiClusterRef): Promise<string>;
 }
 
 /** Options of {@link WorkloadAccess}. */
@@ -53,12 +55,17 @@ export function pkiRefOf(cluster: CapiClusterLike): PkiClusterRef {
 }
 
 /**
- * Clients of workload clusters, reused while the endpoint and credentials stay the same; a
- * replaced client's connection is closed.
+ * Clients of workload clusters, reused while the endpoint and the cluster's CA stay the same
+ * (a client certificate the PKI issues again, say after its cache let the first one go, does
+ * not replace a client whose certificate is still good); a replaced client's connection is
+ * closed.
  */
 export class WorkloadAccess {
   private readonly options: WorkloadAccessOptions;
-  private readonly clients = new Map<string, { endpoint: string; cert: string; client: WorkloadClient }>();
+  private readonly clients = new Map<
+    string,
+    { endpoint: string; caVersion: string; client: WorkloadClient }
+  >();
 
   constructor(options: WorkloadAccessOptions) {
     this.options = options;
@@ -68,10 +75,12 @@ export class WorkloadAccess {
   async forCluster(capiCluster: ApiObject): Promise<WorkloadClient | undefined> {
     const endpoint = workloadEndpointOf(capiCluster);
     if (!endpoint) return undefined;
-    const tls = await this.options.pki.clientTlsOptions(pkiRefOf(capiCluster));
+    const ref = pkiRefOf(capiCluster);
+    const caVersion = await this.options.pki.caVersion(ref);
     const key = `${capiCluster.metadata.namespace}/${capiCluster.metadata.name}`;
     const hit = this.clients.get(key);
-    if (hit && hit.endpoint === endpoint && hit.cert === tls.cert) return hit.client;
+    if (hit && hit.endpoint === endpoint && hit.caVersion === caVersion) return hit.client;
+    const tls = await this.options.pki.clientTlsOptions(ref);
     const client = new WorkloadClient({
       server: endpoint,
       tls,
@@ -82,7 +91,7 @@ export class WorkloadAccess {
     // The replaced client's kept-alive connection would otherwise stay open until it idles out.
     hit?.client.close();
     this.clients.delete(key);
-    this.clients.set(key, { endpoint, cert: tls.cert, client });
+    this.clients.set(key, { endpoint, caVersion, client });
     while (this.clients.size > 4096) {
       const oldest = this.clients.keys().next().value!;
       this.clients.get(oldest)?.client.close();

@@ -200,6 +200,14 @@ export class StorePki implements ClusterPki {
     });
   }
 
+  /**
+   * The version of the cluster's current CA (its Secret's resourceVersion): a client
+   * certificate issued under it is good until this changes.
+   */
+  async caVersion(cluster: PkiClusterRef): Promise<string> {
+    return (await this.caSecret(cluster)).resourceVersion;
+  }
+
   /** CA and a cluster-admin client certificate for Magnetar's own clients; reused until the CA changes. */
   async clientTlsOptions(cluster: PkiClusterRef): Promise<ClientTlsOptions> {
     const caSecret = await this.caSecret(cluster);
