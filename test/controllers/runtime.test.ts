@@ -544,12 +544,18 @@ describe('controller runtime: watches and resync', () => {
     assert.deepEqual(refs, [{ namespace: 'ns', name: 'ms' }]);
   });
 
-  test('periodic resync reconciles every object again', async () => {
+  /** A manager with a recording controller and this resync period, not started. */
+  function resyncing(resyncMs: number) {
     const store = memoryStore();
     const clock = new ManualClock();
     const rec = recorder();
-    const m = manager(store, clock, { resyncMs: 300_000 });
+    const m = manager(store, clock, { resyncMs });
     m.register(rec.reconciler);
+    return { store, clock, rec, m };
+  }
+
+  test('periodic resync reconciles every object again', async () => {
+    const { store, clock, rec, m } = resyncing(300_000);
     await store.create(widget('a'));
     await store.create(widget('b'));
     await m.start();
@@ -563,11 +569,7 @@ describe('controller runtime: watches and resync', () => {
   });
 
   test('a resync of many keys enqueues a hundred at once and spreads the rest over the first half of the period', async () => {
-    const store = memoryStore();
-    const clock = new ManualClock();
-    const rec = recorder();
-    const m = manager(store, clock, { resyncMs: 400_000 });
-    m.register(rec.reconciler);
+    const { store, clock, rec, m } = resyncing(400_000);
     for (let i = 0; i < 250; i++) await store.create(widget(`w${String(i).padStart(3, '0')}`));
     await m.start();
     await m.waitIdle();
