@@ -2,6 +2,7 @@ import { createEnv, type Env } from './common/env.ts';
 import type { Reconciler } from './common/runtime-types.ts';
 import { clusterReconciler } from './cluster/cluster-controller.ts';
 import type { ControllerDeps } from './deps.ts';
+import type { ObjectStore } from '../store/index.ts';
 import { backupReconciler, backupScheduleReconciler } from './backup/index.ts';
 import { kubeadmConfigReconciler } from './kubeadm-config/kubeadm-config-controller.ts';
 import { kcpReconciler } from './kubeadm-control-plane/kcp-controller.ts';
@@ -35,7 +36,7 @@ export function createEngine(deps: ControllerDeps): Controllers {
   const env = createEnv(deps.store, deps);
   return {
     env,
-    reconcilers: [
+    reconcilers: readThroughCache(env, deps.store, [
       magnumClusterReconciler(env),
       clusterReconciler(env),
       openStackClusterReconciler(env),
@@ -49,6 +50,17 @@ export function createEngine(deps: ControllerDeps): Controllers {
       ...(deps.backup
         ? [backupReconciler(env, deps.backup), backupScheduleReconciler(env, deps.backup)]
         : []),
-    ],
+    ]),
   };
+}
+
+/**
+ * The reconcilers as registered: one given the manager's store reads through the object cache
+ * instead (the same answers, see {@link CachedReads}). A manager on another store is left alone.
+ */
+function readThroughCache(env: Env, store: ObjectStore, reconcilers: Reconciler[]): Reconciler[] {
+  return reconcilers.map((r) => ({
+    ...r,
+    reconcile: (ctx, ref) => r.reconcile(ctx.store === store ? { ...ctx, store: env.store } : ctx, ref),
+  }));
 }

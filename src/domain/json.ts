@@ -26,3 +26,21 @@ export function sameJson(a: unknown, b: unknown): boolean {
   for (const k in y) if (y[k] !== undefined) defined--;
   return defined === 0;
 }
+
+/**
+ * A deep copy of a JSON value (plain objects, arrays, primitives). Several times faster than a
+ * JSON round trip or `structuredClone` for the small objects the controllers read, which is
+ * why the object cache hands out its copies with it.
+ */
+export function cloneJson<T>(value: T): T {
+  if (typeof value !== 'object' || value === null) return value;
+  if (Array.isArray(value)) {
+    const out = new Array<unknown>(value.length);
+    for (let i = 0; i < value.length; i++) out[i] = cloneJson(value[i] as unknown);
+    return out as T;
+  }
+  const out: Record<string, unknown> = {};
+  const from = value as Record<string, unknown>;
+  for (const k in from) out[k] = cloneJson(from[k]);
+  return out as T;
+}

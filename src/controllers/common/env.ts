@@ -6,6 +6,7 @@ import {
   type EngineSettings,
   type WorkloadClientApi,
 } from '../deps.ts';
+import { CachedReads } from './cached-reads.ts';
 import { NodeSnapshots } from './node-snapshots.ts';
 import { ObjectCache } from './object-cache.ts';
 
@@ -14,6 +15,7 @@ import { ObjectCache } from './object-cache.ts';
  * object cache (lists by cluster and owner) and the node snapshots of workload clusters.
  */
 export interface Env {
+  /** The store, with reads of the cached kinds answered by the cache ({@link CachedReads}). */
   store: ObjectStore;
   deps: ControllerDeps;
   settings: EngineSettings;
@@ -39,11 +41,12 @@ export const CACHED_TYPES = [
 
 /** Build the shared environment over a store. */
 export function createEnv(store: ObjectStore, deps: ControllerDeps): Env {
+  const cache = new ObjectCache(store, CACHED_TYPES);
   const env: Env = {
-    store,
+    store: new CachedReads(store, cache),
     deps,
     settings: { ...DEFAULT_SETTINGS, ...(deps.settings ?? {}) },
-    cache: new ObjectCache(store, CACHED_TYPES),
+    cache,
     nodes: new NodeSnapshots((cluster) => workloadClient(env, cluster), deps.clock),
   };
   return env;

@@ -1,5 +1,6 @@
 import {
   CapiLabels,
+  cloneJson,
   ConflictError,
   LABEL_MAGNUM_CLUSTER,
   type ApiObject,
@@ -48,6 +49,23 @@ export class ObjectCache {
       });
       await this.pulling;
     }
+  }
+
+  /** Whether the cache holds objects of `type`. */
+  holds(type: TypeKey): boolean {
+    return this.all.has(type);
+  }
+
+  /**
+   * One object of a cached type, as a fresh `get` would return it: a write held back for a batch
+   * is committed first, and the cache catches up with the store. The caller gets its own copy
+   * and may change it.
+   */
+  async get<T extends AnyObject>(type: TypeKey, namespace: string, name: string): Promise<T | undefined> {
+    this.store.settle?.(type, namespace, name);
+    await this.sync();
+    const obj = this.all.get(type)?.get(`${namespace}/${name}`);
+    return obj === undefined ? undefined : (cloneJson(obj) as unknown as T);
   }
 
   /** Objects of `type` in `namespace` belonging to CAPI cluster `clusterName`. */

@@ -300,7 +300,7 @@ export class SqliteStore implements ObjectStore {
   }
 
   /** Commit the waiting batch now when it writes what a read is about to read. */
-  private settle(type: TypeKey, namespace?: string, name?: string): void {
+  settle(type: TypeKey, namespace?: string, name?: string): void {
     if (!this.pendingTypes.has(type)) return;
     if (
       namespace === undefined ||

@@ -1,0 +1,85 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { CapiTypes, MagnumTypes, type ApiObject, type TypeKey } from '../../src/domain/index.ts';
+import { SqliteStore, type AnyObject } from '../../src/store/index.ts';
+import { CachedReads } from '../../src/controllers/common/cached-reads.ts';
+import { ObjectCache } from '../../src/controllers/common/object-cache.ts';
+
+const machine = (name: string, replicas = 1) => ({
+  apiVersion: 'cluster.x-k8s.io/v1beta2',
+  kind: 'Machine',
+  metadata: { name, namespace: 'p1', labels: { 'cluster.x-k8s.io/cluster-name': 'c1' } },
+  spec: { clusterName: 'c1', bootstrap: {}, replicas },
+});
+
+/** A SQLite store that counts the `get`s that reach it. */
+class CountingStore extends SqliteStore {
+  gets = 0;
+  override get<T extends AnyObject = ApiObject>(type: TypeKey, namespace: string, name: string) {
+    this.gets++;
+    return super.get<T>(type, namespace, name);
+  }
+}
+
+async function withReads(fn: (store: CountingStore, reads: CachedReads) => Promise<void>): Promise<void> {
+  const store = new CountingStore({ path: ':memory:' });
+  try {
+    await fn(store, new CachedReads(store, new ObjectCache(store, [CapiTypes.Machine])));
+  } finally {
+    await store.close();
+  }
+}
+
+test('cached reads: a cached kind is read from the cache, with every write made before the read', async () => {
+  await withReads(async (store, reads) => {
+    const made = await store.create(machine('m1'));
+    assert.equal((await reads.get(CapiTypes.Machine, 'p1', 'm1'))?.metadata.uid, made.metadata.uid);
+    const grown = await store.update({ ...made, spec: { ...made.spec, replicas: 2 } });
+    const read = await reads.get<typeof grown>(CapiTypes.Machine, 'p1', 'm1');
+    assert.equal(read?.metadata.resourceVersion, grown.metadata.resourceVersion);
+    assert.deepEqual(read?.spec, grown.spec);
+    await store.delete(CapiTypes.Machine, 'p1', 'm1');
+    assert.equal(await reads.get(CapiTypes.Machine, 'p1', 'm1'), undefined);
+    assert.equal(store.gets, 0, 'no read of a cached kind reached the store');
+  });
+});
+
+test('cached reads: a write still waiting for its batch is committed before the cache answers', async () => {
+  await withReads(async (store, reads) => {
+    const made = await store.create(machine('m1'));
+    await reads.get(CapiTypes.Machine, 'p1', 'm1');
+    // not awaited: the write waits for the store's next batch
+    const pending = store.update({ ...made, spec: { ...made.spec, replicas: 3 } });
+    const read = await reads.get<typeof made>(CapiTypes.Machine, 'p1', 'm1');
+    assert.equal((read?.spec as { replicas: number }).replicas, 3);
+    // the version read is the current one: a write on it does not conflict
+    await pending;
+    const next = await store.update({ ...read!, spec: { ...read!.spec, replicas: 4 } });
+    assert.equal((next.spec).replicas, 4);
+  });
+});
+
+test('cached reads: each read is a copy the caller may change', async () => {
+  await withReads(async (store, reads) => {
+    await store.create(machine('m1'));
+    const first = await reads.get<ApiObject>(CapiTypes.Machine, 'p1', 'm1');
+    first!.metadata.labels.changed = 'yes';
+    (first!.spec as { replicas: number }).replicas = 9;
+    const second = await reads.get<ApiObject>(CapiTypes.Machine, 'p1', 'm1');
+    assert.equal(second?.metadata.labels.changed, undefined);
+    assert.equal((second?.spec as { replicas: number }).replicas, 1);
+  });
+});
+
+test('cached reads: a kind the cache does not hold is read from the store', async () => {
+  await withReads(async (store, reads) => {
+    await store.create({
+      apiVersion: 'magnum.magnetar.io/v1',
+      kind: 'NodeGroup',
+      metadata: { name: 'ng', namespace: 'p1' },
+      spec: {},
+    });
+    assert.equal((await reads.get(MagnumTypes.NodeGroup, 'p1', 'ng'))?.metadata.name, 'ng');
+    assert.equal(store.gets, 1);
+  });
+});
