@@ -8,6 +8,7 @@ import {
   type OpenStackClusterObject,
   type OpenStackMachineObject,
 } from '../../src/domain/index.ts';
+import { removeMember } from '../../src/controllers/openstack-machine/osm-member.ts';
 import { startInfra, type InfraFixture } from '../engine/infra-fixture.ts';
 
 async function provisionedCluster(f: InfraFixture, name: string): Promise<OpenStackClusterObject> {
@@ -229,6 +230,46 @@ void test('a server that goes to ERROR is reported with Nova\u2019s fault; a quo
     await f.until('the cloud to be empty', async () =>
       Object.keys(await kinds(f)).length === 0 ? true : undefined,
     );
+  } finally {
+    await f.close();
+  }
+});
+
+void test('two control plane machines leaving the API load balancer at once: the one Octavia refuses while busy waits, then leaves', async () => {
+  const f = await startInfra({ latencyMs: 1000 });
+  try {
+    const osc = await provisionedCluster(f, 'c1');
+    const lb = osc.status.apiServerLoadBalancer!;
+    const active = () =>
+      f.until('the load balancer to be ACTIVE', async () =>
+        (await f.clients.loadBalancer.getLoadBalancer(lb.id)).provisioningStatus === 'ACTIVE'
+          ? true
+          : undefined,
+      );
+    const leaving = (name: string) =>
+      ({ metadata: { name }, status: {} }) as unknown as OpenStackMachineObject;
+    for (const [name, address] of [
+      ['c1-cp-a', '10.6.0.11'],
+      ['c1-cp-b', '10.6.0.12'],
+    ] as const) {
+      await active();
+      await f.clients.loadBalancer.createMember(lb.poolID!, { name, address, protocolPort: 6443 });
+    }
+    await active();
+    // both find the load balancer ACTIVE; the second delete then meets Octavia's 409
+    const outcomes = await Promise.all([
+      removeMember(f.clients, leaving('c1-cp-a'), osc),
+      removeMember(f.clients, leaving('c1-cp-b'), osc),
+    ]);
+    assert.deepEqual(
+      outcomes.map((o) => o.done),
+      [true, false],
+    );
+    assert.match(outcomes[1].waiting ?? '', /^waiting for load balancer .+ \(busy with another change\)$/);
+    await active();
+    assert.deepEqual(await removeMember(f.clients, leaving('c1-cp-b'), osc), { done: true });
+    await active();
+    assert.equal((await f.clients.loadBalancer.listMembers(lb.poolID!)).length, 0);
   } finally {
     await f.close();
   }

@@ -1,4 +1,4 @@
-import { isNotFound, type CloudClients } from '../../cloud/index.ts';
+import { CloudError, isNotFound, type CloudClients } from '../../cloud/index.ts';
 import type { OpenStackClusterObject, OpenStackMachineObject } from '../../domain/index.ts';
 import type { RecordMachine } from './osm-resources.ts';
 
@@ -38,12 +38,18 @@ export async function ensureMember(
   if (lb.provisioningStatus !== 'ACTIVE')
     return { done: false, waiting: `waiting for load balancer ${lbs.name} (${lb.provisioningStatus})` };
   const port = osc.spec.apiServerPort ?? 6443;
-  const member = await cloud.loadBalancer.createMember(lbs.poolID, {
-    name: osm.metadata.name,
-    address: ip,
-    protocolPort: port,
-    ...(osc.status.network?.subnets?.[0]?.id ? { subnetId: osc.status.network.subnets[0].id } : {}),
-  });
+  let member;
+  try {
+    member = await cloud.loadBalancer.createMember(lbs.poolID, {
+      name: osm.metadata.name,
+      address: ip,
+      protocolPort: port,
+      ...(osc.status.network?.subnets?.[0]?.id ? { subnetId: osc.status.network.subnets[0].id } : {}),
+    });
+  } catch (err) {
+    if (isBusy(err)) return { done: false, waiting: busyWith(lbs.name) };
+    throw err;
+  }
   await record({ resources: { ...osm.status.resources, loadBalancerMemberID: member.id } });
   return { done: true };
 }
@@ -78,8 +84,22 @@ export async function removeMember(
     try {
       await cloud.loadBalancer.deleteMember(lbs.poolID, id);
     } catch (err) {
+      if (isBusy(err)) return { done: false, waiting: busyWith(lbs.name) };
       if (!isNotFound(err)) throw err;
     }
   }
   return { done: true };
+}
+
+/**
+ * Octavia's 409 for a change asked while the load balancer is PENDING_*: another machine's
+ * member change got in between the ACTIVE check and this call (the control-plane machines of a
+ * deleted cluster leave the pool at the same time). Wait and try again, as for PENDING_*.
+ */
+function isBusy(err: unknown): boolean {
+  return err instanceof CloudError && err.status === 409;
+}
+
+function busyWith(name: string): string {
+  return `waiting for load balancer ${name} (busy with another change)`;
 }
