@@ -94,10 +94,11 @@ export async function removeMember(
 /**
  * Octavia's 409 for a change asked while the load balancer is PENDING_*: another machine's
  * member change got in between the ACTIVE check and this call (the control-plane machines of a
- * deleted cluster leave the pool at the same time). Wait and try again, as for PENDING_*.
+ * deleted cluster leave the pool at the same time). Wait and try again, as for PENDING_*. A 409
+ * that names a quota is not this: it stays an error, reported as the cloud's refusal.
  */
 function isBusy(err: unknown): boolean {
-  return err instanceof CloudError && err.status === 409;
+  return err instanceof CloudError && err.kind === 'conflict';
 }
 
 function busyWith(name: string): string {
