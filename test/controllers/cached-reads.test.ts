@@ -55,7 +55,7 @@ test('cached reads: a write still waiting for its batch is committed before the 
     // the version read is the current one: a write on it does not conflict
     await pending;
     const next = await store.update({ ...read!, spec: { ...read!.spec, replicas: 4 } });
-    assert.equal((next.spec).replicas, 4);
+    assert.equal(next.spec.replicas, 4);
   });
 });
 
