@@ -56,11 +56,14 @@ export function createEngine(deps: ControllerDeps): Controllers {
 
 /**
  * The reconcilers as registered: one given the manager's store reads through the object cache
- * instead (the same answers, see {@link CachedReads}). A manager on another store is left alone.
+ * instead (the same answers, see {@link CachedReads}), and so does the manager's read of its
+ * object before each reconcile. A manager on another store is left alone.
  */
 function readThroughCache(env: Env, store: ObjectStore, reconcilers: Reconciler[]): Reconciler[] {
+  const reads = (s: ObjectStore) => (s === store ? env.store : s);
   return reconcilers.map((r) => ({
     ...r,
-    reconcile: (ctx, ref) => r.reconcile(ctx.store === store ? { ...ctx, store: env.store } : ctx, ref),
+    reconcile: (ctx, ref) => r.reconcile({ ...ctx, store: reads(ctx.store) }, ref),
+    read: (s, ref) => reads(s).get(r.type, ref.namespace, ref.name),
   }));
 }

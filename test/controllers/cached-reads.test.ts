@@ -1,6 +1,15 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { CapiTypes, MagnumTypes, type ApiObject, type TypeKey } from '../../src/domain/index.ts';
+import {
+  CapiTypes,
+  MagnumTypes,
+  ManualClock,
+  defaultPolicy,
+  silentLogger,
+  type ApiObject,
+  type TypeKey,
+} from '../../src/domain/index.ts';
+import { createEngine, type ControllerDeps } from '../../src/controllers/index.ts';
 import { SqliteStore, type AnyObject } from '../../src/store/index.ts';
 import { CachedReads } from '../../src/controllers/common/cached-reads.ts';
 import { ObjectCache } from '../../src/controllers/common/object-cache.ts';
@@ -81,5 +90,33 @@ test('cached reads: a kind the cache does not hold is read from the store', asyn
     });
     assert.equal((await reads.get(MagnumTypes.NodeGroup, 'p1', 'ng'))?.metadata.name, 'ng');
     assert.equal(store.gets, 1);
+  });
+});
+
+test('cached reads: the engine\u2019s reconcilers, and the manager\u2019s read of their object, go through the cache', async () => {
+  await withReads(async (store) => {
+    const engine = createEngine({
+      store,
+      cloud: () => {
+        throw new Error('no cloud in this test');
+      },
+      pki: {} as ControllerDeps['pki'],
+      workload: {} as ControllerDeps['workload'],
+      policy: defaultPolicy,
+      clock: new ManualClock(),
+      log: silentLogger,
+      region: 'RegionOne',
+    });
+    const machines = engine.reconcilers.find((r) => r.type === CapiTypes.Machine)!;
+    await store.create(machine('m1'));
+    assert.equal((await machines.read!(store, { namespace: 'p1', name: 'm1' }))?.metadata.name, 'm1');
+    assert.equal(await machines.read!(store, { namespace: 'p1', name: 'gone' }), undefined);
+    assert.equal(store.gets, 0, 'the manager\u2019s reads of a cached kind did not reach the store');
+    // a manager on another store reads that store
+    await withReads(async (other) => {
+      await other.create(machine('m2'));
+      assert.equal((await machines.read!(other, { namespace: 'p1', name: 'm2' }))?.metadata.name, 'm2');
+      assert.equal(other.gets, 1);
+    });
   });
 });

@@ -223,6 +223,28 @@ describe('controller runtime: work queue', () => {
     await m.waitIdle();
     assert.deepEqual(seen, ['a', undefined]);
   });
+
+  test('a reconciler\u2019s own read is how the manager reads its object before each reconcile', async () => {
+    const store = memoryStore();
+    const clock = new ManualClock();
+    const reads: string[] = [];
+    const rec = recorder(undefined, {
+      read: async (s, ref) => {
+        assert.equal(s, store);
+        reads.push(ref.name);
+        return s.get(WIDGET, ref.namespace, ref.name);
+      },
+    });
+    const m = manager(store, clock);
+    m.register(rec.reconciler);
+    await m.start();
+    await store.create(widget('a'));
+    await m.waitIdle();
+    await store.delete(WIDGET, 'p1', 'a');
+    await m.waitIdle();
+    assert.deepEqual(reads, ['a', 'a']);
+    assert.equal(rec.count('p1/a'), 2);
+  });
 });
 
 describe('controller runtime: retries', () => {

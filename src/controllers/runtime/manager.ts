@@ -360,7 +360,9 @@ export class ControllerManager {
     let gone = false;
     let before: ApiObject | undefined;
     try {
-      before = await this.store.get(c.r.type, ref.namespace, ref.name);
+      before = await (c.r.read
+        ? c.r.read(this.store, ref)
+        : this.store.get(c.r.type, ref.namespace, ref.name));
       const result = await c.r.reconcile(
         { store: this.store, clock: this.clock, log, signal: this.abort.signal },
         ref,

@@ -65,6 +65,12 @@ export interface Reconciler {
    */
   coalesceMs?: number;
   reconcile(ctx: ReconcileContext, ref: ObjectRef): Promise<ReconcileResult | void>;
+  /**
+   * How the manager reads the primary object before a reconcile (to know whether it still
+   * exists), given the manager's store: a reconciler that reads through a cache gives its cached
+   * read, which answers as the store would. Absent: `store.get`.
+   */
+  read?(store: ObjectStore, ref: ObjectRef): Promise<ApiObject | undefined>;
 }
 
 /** Options of {@link ControllerManager}. */
