@@ -97,6 +97,16 @@ function gate() {
   return { opened, open };
 }
 
+/** Start `m` with `r`, then create widget p1/a and delete it, each change reconciled to the end. */
+async function createThenDelete(store: ObjectStore, m: ControllerManager, r: Reconciler): Promise<void> {
+  m.register(r);
+  await m.start();
+  await store.create(widget('a'));
+  await m.waitIdle();
+  await store.delete(WIDGET, 'p1', 'a');
+  await m.waitIdle();
+}
+
 async function until(cond: () => boolean | Promise<boolean>, what: string): Promise<void> {
   for (let i = 0; i < 500; i++) {
     if (await cond()) return;
@@ -214,13 +224,7 @@ describe('controller runtime: work queue', () => {
     const rec = recorder(async (ctx, ref) => {
       seen.push((await ctx.store.get(WIDGET, ref.namespace, ref.name))?.metadata.name);
     });
-    const m = manager(store, clock);
-    m.register(rec.reconciler);
-    await m.start();
-    await store.create(widget('a'));
-    await m.waitIdle();
-    await store.delete(WIDGET, 'p1', 'a');
-    await m.waitIdle();
+    await createThenDelete(store, manager(store, clock), rec.reconciler);
     assert.deepEqual(seen, ['a', undefined]);
   });
 
@@ -235,13 +239,7 @@ describe('controller runtime: work queue', () => {
         return s.get(WIDGET, ref.namespace, ref.name);
       },
     });
-    const m = manager(store, clock);
-    m.register(rec.reconciler);
-    await m.start();
-    await store.create(widget('a'));
-    await m.waitIdle();
-    await store.delete(WIDGET, 'p1', 'a');
-    await m.waitIdle();
+    await createThenDelete(store, manager(store, clock), rec.reconciler);
     assert.deepEqual(reads, ['a', 'a']);
     assert.equal(rec.count('p1/a'), 2);
   });
