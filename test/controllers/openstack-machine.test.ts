@@ -274,3 +274,49 @@ void test('two control plane machines leaving the API load balancer at once: the
     await f.close();
   }
 });
+
+void test('a cluster being deleted: its control plane machines do not leave the load balancer one by one, and each server is looked up by name once, after it is gone', async () => {
+  const f = await startInfra({ latencyMs: 1000 });
+  try {
+    await f.clients.compute.createKeypair({
+      name: 'k1',
+      publicKey: 'ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIG5hZ25ldGFyLXRlc3Qta2V5LW5vdC1yZWFsLTAwMDAw t',
+    });
+    const osc = await provisionedCluster(f, 'c4');
+    const names = ['c4-cp-1', 'c4-cp-2', 'c4-cp-3'];
+    for (const [i, name] of names.entries())
+      await applyMachine(f, 'c4', name, { controlPlane: true, az: `AZ-${i + 1}` });
+    await f.until('all three in the API load balancer', async () => {
+      const provisioned = await Promise.all(
+        names.map(async (n) => {
+          const o = await f.store.get<OpenStackMachineObject>(CapiTypes.OpenStackMachine, f.projectId, n);
+          return o?.status.initialization?.provisioned === true;
+        }),
+      );
+      return provisioned.every(Boolean) || undefined;
+    });
+    assert.equal(
+      (await f.clients.loadBalancer.listMembers(osc.status.apiServerLoadBalancer!.poolID!)).length,
+      3,
+    );
+
+    const from = f.requests.length;
+    await f.store.delete(CapiTypes.Cluster, f.projectId, 'c4');
+    for (const n of names) await f.store.delete(CapiTypes.Machine, f.projectId, n);
+    await f.until('the cloud to be empty', async () =>
+      Object.keys(await kinds(f)).length === 0 ? true : undefined,
+    );
+    const during = f.requests.slice(from);
+    // the members went with the load balancer (cascade): no pool listing, no member delete
+    assert.deepEqual(
+      during.filter((r) => /^DELETE .*\/members\/|^GET .*\/members$/.test(r)),
+      [],
+    );
+    assert.equal(during.filter((r) => /^DELETE .*\/loadbalancers\/[^/]+$/.test(r)).length, 1);
+    assert.equal(during.filter((r) => r.startsWith('DELETE /cloud/compute/v2.1/servers/')).length, 3);
+    // by name once per machine, when its recorded server no longer exists
+    assert.equal(during.filter((r) => r === 'GET /cloud/compute/v2.1/servers/detail').length, 3);
+  } finally {
+    await f.close();
+  }
+});

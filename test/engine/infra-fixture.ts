@@ -25,6 +25,8 @@ export interface InfraFixture {
   projectId: string;
   manager: ControllerManager;
   engine: Controllers;
+  /** Every request the embedded cloud answered so far, as `METHOD /path` (query left off). */
+  requests: string[];
   /** Advance virtual time until `check` holds, letting I/O run. */
   until<T>(what: string, check: () => Promise<T | undefined | false>, maxSteps?: number): Promise<T>;
   close(): Promise<void>;
@@ -64,6 +66,10 @@ export async function startInfra(options: { latencyMs?: number } = {}): Promise<
     ],
     logger: false,
   });
+  const requests: string[] = [];
+  app.server.on('request', (req: { method?: string; url?: string }) => {
+    if (req.url?.startsWith('/cloud/')) requests.push(`${req.method} ${req.url.split('?')[0]}`);
+  });
   await app.listen({ host: '127.0.0.1', port: 0 });
   const addr = app.server.address();
   base = `http://127.0.0.1:${typeof addr === 'object' && addr ? addr.port : 0}`;
@@ -100,6 +106,7 @@ export async function startInfra(options: { latencyMs?: number } = {}): Promise<
     projectId,
     manager,
     engine,
+    requests,
     async until(what, check, maxSteps = 300) {
       for (let i = 0; i < maxSteps; i++) {
         const v = await check();

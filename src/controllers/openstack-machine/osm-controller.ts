@@ -106,7 +106,7 @@ async function reconcileOsm(
   const osc = oscRef
     ? await store.get<OpenStackClusterObject>(refTypeKey(oscRef), ns, oscRef.name)
     : undefined;
-  if (osm.metadata.deletionTimestamp) return reconcileOsmDelete(env, ctx, osm, machine, osc);
+  if (osm.metadata.deletionTimestamp) return reconcileOsmDelete(env, ctx, osm, machine, cluster, osc);
   if (!machine || machine.metadata.uid !== owner?.uid || !cluster || isPaused(cluster, osm)) return;
   if (!osm.metadata.finalizers.includes(CapiFinalizers.openStackMachine)) {
     osm = await store.update<OpenStackMachineObject>({

@@ -1,8 +1,9 @@
-import { isNotFound } from '../../cloud/index.ts';
+import { isNotFound, type Server } from '../../cloud/index.ts';
 import {
   CapiConditions,
   CapiFinalizers,
   CapiLabels,
+  type CapiClusterObject,
   type MachineObject,
   type OpenStackClusterObject,
   type OpenStackMachineObject,
@@ -20,12 +21,18 @@ import { portName, rootVolumeName } from './osm-resources.ts';
  * server and wait until Nova no longer knows it, then delete its ports and boot volume — found
  * by recorded id and by deterministic name, so a crash between creating and recording leaks
  * nothing. "Not found" counts as deleted.
+ *
+ * A machine whose whole cluster is being deleted does not leave the load balancer: the cluster's
+ * infrastructure deletes it with its pool and members (cascade) once every machine is gone.
+ * Leaving one by one would cost each control-plane machine a pool listing, a status check and a
+ * member delete, and they would queue behind each other, since Octavia takes one change at a time.
  */
 export async function reconcileOsmDelete(
   env: Env,
   ctx: ReconcileContext,
   osm: OpenStackMachineObject,
   machine: MachineObject | undefined,
+  cluster: CapiClusterObject | undefined,
   osc: OpenStackClusterObject | undefined,
 ): Promise<ReconcileResult | void> {
   const { store } = ctx;
@@ -43,10 +50,12 @@ export async function reconcileOsmDelete(
   };
   const cloud = await env.deps.cloud(osm.metadata.namespace);
   try {
+    const clusterGoing = cluster?.metadata.deletionTimestamp !== undefined;
     if (
-      !machine ||
-      CapiLabels.controlPlane in machine.metadata.labels ||
-      osm.status.resources?.loadBalancerMemberID
+      !clusterGoing &&
+      (!machine ||
+        CapiLabels.controlPlane in machine.metadata.labels ||
+        osm.status.resources?.loadBalancerMemberID)
     ) {
       const left = await removeMember(cloud, osm, osc);
       if (!left.done) {
@@ -54,19 +63,28 @@ export async function reconcileOsmDelete(
         return { requeueAfterMs: env.settings.cloudPollMs };
       }
     }
-    const servers = new Set<string>();
-    if (osm.status.instanceID) servers.add(osm.status.instanceID);
-    for (const s of await cloud.compute.listServers({ name: osm.metadata.name })) servers.add(s.id);
+    // The recorded server first; once Nova no longer knows it (or none was recorded), one lookup
+    // by name finds a server made before its id could be recorded.
     let remaining = 0;
-    for (const id of servers) {
+    const deleting = async (s: Server) => {
       try {
-        const s = await cloud.compute.getServer(id);
+        if (s.status !== 'DELETED' && s.taskState !== 'deleting') await cloud.compute.deleteServer(s.id);
         remaining++;
-        if (s.status !== 'DELETED' && s.taskState !== 'deleting') await cloud.compute.deleteServer(id);
       } catch (err) {
         if (!isNotFound(err)) throw err;
       }
+    };
+    if (osm.status.instanceID) {
+      let recorded: Server | undefined;
+      try {
+        recorded = await cloud.compute.getServer(osm.status.instanceID);
+      } catch (err) {
+        if (!isNotFound(err)) throw err;
+      }
+      if (recorded) await deleting(recorded);
     }
+    if (remaining === 0)
+      for (const s of await cloud.compute.listServers({ name: osm.metadata.name })) await deleting(s);
     if (remaining > 0) {
       await say(`waiting for server ${osm.metadata.name} to be deleted`);
       return {
