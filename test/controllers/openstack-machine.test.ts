@@ -9,6 +9,7 @@ import {
   type OpenStackMachineObject,
 } from '../../src/domain/index.ts';
 import { removeMember } from '../../src/controllers/openstack-machine/osm-member.ts';
+import { silentLogger } from '../../src/domain/index.ts';
 import { startInfra, type InfraFixture } from '../engine/infra-fixture.ts';
 
 async function provisionedCluster(f: InfraFixture, name: string): Promise<OpenStackClusterObject> {
@@ -171,6 +172,22 @@ void test('a worker with a boot volume boots from it, and the volume goes with t
     const vol = await f.clients.volume.getVolume(osm.status.resources!.volumeID!);
     assert.equal(vol.sizeGb, 20);
     assert.equal(vol.name, 'c2-w-1-root');
+    // A later pass over the running machine asks the cloud for its server only: the port and
+    // the volume are attached to it, and the address comes from the server.
+    const osmController = f.engine.reconcilers.find((r) => r.name === 'openstackmachine')!;
+    const from = f.requests.length;
+    await osmController.reconcile(
+      { store: f.store, clock: f.clock, log: silentLogger, signal: new AbortController().signal },
+      { namespace: f.projectId, name: 'c2-w-1' },
+    );
+    assert.deepEqual(f.requests.slice(from), [`GET /cloud/compute/v2.1/servers/${osm.status.instanceID}`]);
+    const again = await f.store.get<OpenStackMachineObject>(
+      CapiTypes.OpenStackMachine,
+      f.projectId,
+      'c2-w-1',
+    );
+    assert.deepEqual(again?.status.addresses, osm.status.addresses);
+    assert.equal(again?.status.ready, true);
     await f.store.delete(CapiTypes.Cluster, f.projectId, 'c2');
     await f.store.delete(CapiTypes.Machine, f.projectId, 'c2-w-1');
     await f.until('the cloud to be empty', async () =>

@@ -36,7 +36,7 @@ import { controllerOf, iso, writeObject, writeStatus } from '../common/writes.ts
 import { oscNames } from '../openstack-cluster/osc-network.ts';
 import { reconcileOsmDelete } from './osm-delete.ts';
 import { ensureMember } from './osm-member.ts';
-import { ensurePort, ensureRootVolume, resolve, type RecordMachine } from './osm-resources.ts';
+import { ensurePort, ensureRootVolume, portAddress, resolve, type RecordMachine } from './osm-resources.ts';
 import { oscForMachines, specView } from '../common/views.ts';
 
 /**
@@ -154,8 +154,15 @@ async function reconcileOsm(
     const cloud = await env.deps.cloud(ns);
     const resolved = await resolve(cloud, osm, machine, osc, record);
     const tags = [...new Set([...(osm.spec.tags ?? []), oscNames(osc).tag])];
-    const port = await ensurePort(cloud, osm, resolved, tags, record);
-    const volume = await ensureRootVolume(cloud, osm, machine, resolved.imageID, record);
+    // Once the server is recorded, its port and boot volume are attached to it: they are not
+    // looked up again on every pass, and the address comes from the server.
+    const attachedPort = osm.status.instanceID ? osm.status.resources?.ports?.[0]?.id : undefined;
+    const port: { id: string; ip?: string } = attachedPort
+      ? { id: attachedPort }
+      : await ensurePort(cloud, osm, resolved, tags, record);
+    const volume = osm.status.instanceID
+      ? undefined
+      : await ensureRootVolume(cloud, osm, machine, resolved.imageID, record);
     if (volume && !volume.ready) {
       await waiting(CapiReasons.Provisioning, `waiting for boot volume (${volume.status})`);
       return { requeueAfterMs: env.settings.cloudPollMs };
@@ -247,7 +254,10 @@ async function reconcileOsm(
     const providerID = openstackProviderId(env.deps.region, server.id);
     if (osm.spec.providerID !== providerID)
       osm = await writeObject(store, osm, { ...osm, spec: { ...osm.spec, providerID } });
-    const ip = server.addresses.find((a) => a.version === 4 && a.type !== 'floating')?.addr ?? port.ip;
+    const ip =
+      server.addresses.find((a) => a.version === 4 && a.type !== 'floating')?.addr ??
+      port.ip ??
+      (await portAddress(cloud, port.id));
     const conds: ConditionInput[] = [trueCondition(CapiConditions.InstanceReady)];
     if (controlPlane) {
       const member = await ensureMember(cloud, osm, osc, ip, record);

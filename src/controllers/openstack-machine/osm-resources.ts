@@ -101,6 +101,16 @@ export async function ensurePort(
   return { id: port.id, ...(port.fixedIps[0]?.ipAddress ? { ip: port.fixedIps[0].ipAddress } : {}) };
 }
 
+/** A port's first fixed address; undefined when it has none or is gone. */
+export async function portAddress(cloud: CloudClients, id: string): Promise<string | undefined> {
+  try {
+    return (await cloud.network.getPort(id)).fixedIps[0]?.ipAddress;
+  } catch (err) {
+    if (isNotFound(err)) return undefined;
+    throw err;
+  }
+}
+
 /** The boot volume, when the spec asks for one; undefined → boot from image. Waits while `creating`. */
 export async function ensureRootVolume(
   cloud: CloudClients,
