@@ -292,7 +292,7 @@ void test('two control plane machines leaving the API load balancer at once: the
   }
 });
 
-void test('a cluster being deleted: its control plane machines do not leave the load balancer one by one, and each server is looked up by name once, after it is gone', async () => {
+void test('three control plane machines built together look their image and flavor up once; when their cluster is deleted they do not leave the load balancer one by one, and each server is looked up by name once, after it is gone', async () => {
   const f = await startInfra({ latencyMs: 1000 });
   try {
     await f.clients.compute.createKeypair({
@@ -316,6 +316,10 @@ void test('a cluster being deleted: its control plane machines do not leave the 
       (await f.clients.loadBalancer.listMembers(osc.status.apiServerLoadBalancer!.poolID!)).length,
       3,
     );
+
+    // built together, the three resolved their image and flavor with one lookup each
+    assert.equal(f.requests.filter((r) => r === 'GET /cloud/image/v2/images').length, 1);
+    assert.equal(f.requests.filter((r) => r === 'GET /cloud/compute/v2.1/flavors/detail').length, 1);
 
     const from = f.requests.length;
     await f.store.delete(CapiTypes.Cluster, f.projectId, 'c4');

@@ -7,6 +7,7 @@ import {
   type WorkloadClientApi,
 } from '../deps.ts';
 import { CachedReads } from './cached-reads.ts';
+import { Lookups } from './lookups.ts';
 import { NodeSnapshots } from './node-snapshots.ts';
 import { ObjectCache } from './object-cache.ts';
 
@@ -21,6 +22,8 @@ export interface Env {
   settings: EngineSettings;
   cache: ObjectCache;
   nodes: NodeSnapshots;
+  /** Image and flavor lookups shared by a project's machines ({@link Lookups}). */
+  lookups: Lookups;
 }
 
 /** Kinds the cache indexes. */
@@ -48,6 +51,7 @@ export function createEnv(store: ObjectStore, deps: ControllerDeps): Env {
     settings: { ...DEFAULT_SETTINGS, ...(deps.settings ?? {}) },
     cache,
     nodes: new NodeSnapshots((cluster) => workloadClient(env, cluster), deps.clock),
+    lookups: new Lookups(deps.clock),
   };
   return env;
 }

@@ -152,7 +152,7 @@ async function reconcileOsm(
   const controlPlane = CapiLabels.controlPlane in machine.metadata.labels;
   try {
     const cloud = await env.deps.cloud(ns);
-    const resolved = await resolve(cloud, osm, machine, osc, record);
+    const resolved = await resolve(cloud, env.lookups, osm, machine, osc, record);
     const tags = [...new Set([...(osm.spec.tags ?? []), oscNames(osc).tag])];
     // Once the server is recorded, its port and boot volume are attached to it: they are not
     // looked up again on every pass, and the address comes from the server.

@@ -6,6 +6,7 @@ import {
   type OpenStackMachineObject,
   type OpenStackMachineStatus,
 } from '../../domain/index.ts';
+import type { Lookups } from '../common/lookups.ts';
 import { TerminalError } from '../common/runtime-types.ts';
 
 /**
@@ -27,17 +28,24 @@ export function rootVolumeName(osm: OpenStackMachineObject): string {
   return `${osm.metadata.name}-root`;
 }
 
-/** Resolve image, flavor, network and security groups once, before creating anything. */
+/**
+ * Resolve image, flavor, network and security groups once, before creating anything. The image
+ * and flavor lookups are shared by the project's machines for a minute ({@link Lookups}).
+ */
 export async function resolve(
   cloud: CloudClients,
+  lookups: Lookups,
   osm: OpenStackMachineObject,
   machine: MachineObject,
   osc: OpenStackClusterObject,
   record: RecordMachine,
 ): Promise<NonNullable<OpenStackMachineStatus['resolved']>> {
   if (osm.status.resolved) return osm.status.resolved;
+  const project = osm.metadata.namespace;
   const image = osm.spec.image.id ?? osm.spec.image.filter?.name ?? '';
-  const foundImage = await cloud.image.findImage(image);
+  const foundImage = await lookups.find(`${project}\u0000image\u0000${image}`, () =>
+    cloud.image.findImage(image),
+  );
   if (!foundImage || foundImage === 'ambiguous') {
     throw new TerminalError(
       foundImage === 'ambiguous' ? `more than one image is named ${image}` : `image ${image} not found`,
@@ -45,7 +53,9 @@ export async function resolve(
     );
   }
   const flavorRef = osm.spec.flavorID ?? osm.spec.flavor ?? '';
-  const flavor = await cloud.compute.findFlavor(flavorRef);
+  const flavor = await lookups.find(`${project}\u0000flavor\u0000${flavorRef}`, () =>
+    cloud.compute.findFlavor(flavorRef),
+  );
   if (!flavor || flavor === 'ambiguous') {
     throw new TerminalError(
       flavor === 'ambiguous' ? `more than one flavor is named ${flavorRef}` : `flavor ${flavorRef} not found`,
