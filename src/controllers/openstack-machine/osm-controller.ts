@@ -108,6 +108,8 @@ async function reconcileOsm(
     : undefined;
   if (osm.metadata.deletionTimestamp) return reconcileOsmDelete(env, ctx, osm, machine, cluster, osc);
   if (!machine || machine.metadata.uid !== owner?.uid || !cluster || isPaused(cluster, osm)) return;
+  // The cluster is going: nothing is built or checked any more, its deletion comes to each machine.
+  if (cluster.metadata.deletionTimestamp) return;
   if (!osm.metadata.finalizers.includes(CapiFinalizers.openStackMachine)) {
     osm = await store.update<OpenStackMachineObject>({
       ...osm,
