@@ -62,6 +62,17 @@ void test('an OpenStackCluster gets network, subnet, router, security groups and
       const o = await f.store.get<OpenStackClusterObject>(CapiTypes.OpenStackCluster, f.projectId, 'c1');
       return o?.status.initialization?.provisioned ? o : undefined;
     });
+    // The passes that followed the load balancer's build (from its creation to its health
+    // monitor's) did not fetch the network and router again.
+    const build = f.requests.slice(
+      f.requests.indexOf('POST /cloud/load-balancer/v2/lbaas/loadbalancers'),
+      f.requests.indexOf('POST /cloud/load-balancer/v2/lbaas/healthmonitors'),
+    );
+    assert.ok(build.filter((r) => /^GET .*\/loadbalancers\/[^/]+$/.test(r)).length >= 3, build.join('\n'));
+    assert.deepEqual(
+      build.filter((r) => /^GET \/cloud\/network\/v2\.0\/(networks|routers)\/[^/]+$/.test(r)),
+      [],
+    );
     const lb = osc.status.apiServerLoadBalancer!;
     assert.ok(lb.id && lb.listenerID && lb.poolID && lb.monitorID && lb.floatingIPID, JSON.stringify(lb));
     assert.match(lb.ip!, /^172\.24\.([0-9]|1[0-5])\./);

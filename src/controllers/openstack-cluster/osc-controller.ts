@@ -90,6 +90,25 @@ const NET_CONDITIONS = [
   CapiConditions.APIEndpointReady,
 ] as const;
 
+/**
+ * The cluster's subnet when the last pass left the network, router and security groups ready and
+ * stopped at the load balancer (its build is under way); undefined otherwise.
+ */
+function followingLoadBalancer(osc: OpenStackClusterObject): { subnetId: string } | undefined {
+  const cond = (type: string) => osc.status.conditions?.find((c) => c.type === type);
+  const subnetId = osc.status.network?.subnets?.[0]?.id;
+  const endpoint = cond(CapiConditions.APIEndpointReady);
+  if (
+    !subnetId ||
+    !osc.status.router?.interfaceAdded ||
+    endpoint?.status !== 'False' ||
+    endpoint.reason !== CapiReasons.WaitingForLoadBalancer ||
+    NET_CONDITIONS.slice(0, 3).some((t) => cond(t)?.status !== 'True')
+  )
+    return undefined;
+  return { subnetId };
+}
+
 async function reconcileOsc(
   env: Env,
   ctx: ReconcileContext,
@@ -142,10 +161,13 @@ async function reconcileOsc(
     const cloud = await env.deps.cloud(osc.metadata.namespace);
     const tags = [...new Set([...(osc.spec.tags ?? []), oscNames(osc).tag])];
     const externalNetworkId = await reconcileExternalNetwork(cloud, osc, record);
-    const { subnetId } = await reconcileNetwork(cloud, osc, tags, record);
+    // While the load balancer is being built, a pass only follows it: the network and router
+    // were checked by the pass that found them ready.
+    const built = followingLoadBalancer(osc);
+    const { subnetId } = built ?? (await reconcileNetwork(cloud, osc, tags, record));
     conds.push(trueCondition(CapiConditions.NetworkReady));
     step = CapiConditions.RouterReady;
-    await reconcileRouter(cloud, osc, externalNetworkId, subnetId, tags, record);
+    if (!built) await reconcileRouter(cloud, osc, externalNetworkId, subnetId, tags, record);
     conds.push(trueCondition(CapiConditions.RouterReady));
     step = CapiConditions.SecurityGroupsReady;
     if (
