@@ -110,6 +110,19 @@ void test('an OpenStackCluster gets network, subnet, router, security groups and
     });
     assert.equal(cluster.spec.controlPlaneEndpoint?.host, lb.ip);
     assert.equal(cluster.status.failureDomains?.length, 3);
+    // Built, the infrastructure is left alone: neither its own last status write nor the Cluster
+    // taking up the endpoint sends it through another pass of cloud checks.
+    for (let i = 0; i < 20; i++) await f.clock.advance(500);
+    await new Promise<void>((r) => setImmediate(r));
+    const afterBuild = f.requests.slice(
+      f.requests.indexOf('POST /cloud/load-balancer/v2/lbaas/healthmonitors'),
+    );
+    assert.deepEqual(
+      afterBuild.filter((r) => /^GET \/cloud\/network\/v2\.0\/(networks|routers)\/[^/]+$/.test(r)),
+      [],
+    );
+    // the pass that found the health monitor ready was the last to look at the floating IP
+    assert.equal(afterBuild.filter((r) => /^GET \/cloud\/network\/v2\.0\/floatingips\//.test(r)).length, 1);
 
     // Delete: everything goes, nothing leaks.
     await f.store.delete(CapiTypes.Cluster, f.projectId, 'c1');

@@ -112,3 +112,32 @@ export const oscForMachines = (o: ApiObject): unknown => {
     (status.initialization as { provisioned?: boolean } | undefined)?.provisioned === true;
   return ready ? statusView(o) : [metadataView(o), false];
 };
+
+/**
+ * A CAPI Cluster as its infrastructure object reads it: which object it points at, whether it
+ * is paused, and whether it is being deleted. Not the endpoint, annotations and finalizers the
+ * Cluster gains while it comes up: each woke the infrastructure for a full pass of cloud checks.
+ */
+export const clusterForInfrastructure = (o: ApiObject): unknown => {
+  const spec = (o as { spec?: { paused?: boolean; infrastructureRef?: unknown } }).spec ?? {};
+  const m = o.metadata;
+  return [
+    m.uid,
+    m.deletionTimestamp ?? null,
+    spec.paused ?? false,
+    'cluster.x-k8s.io/paused' in m.annotations,
+    spec.infrastructureRef ?? null,
+  ];
+};
+
+/**
+ * An OpenStackCluster as its own controller reads it: metadata and the spec it builds from, not
+ * the API endpoint it writes into its spec when done (that write would only bring it back for a
+ * pass of checks), nor its status, which each pass derives again; a pass that is not done asks
+ * to be requeued.
+ */
+export const oscOwnView = (o: ApiObject): unknown => {
+  const { controlPlaneEndpoint: _endpoint, ...spec } = (o as { spec?: Record<string, unknown> }).spec ?? {};
+  const m = o.metadata;
+  return [m.uid, m.deletionTimestamp ?? null, m.labels, m.annotations, m.ownerReferences, m.finalizers, spec];
+};

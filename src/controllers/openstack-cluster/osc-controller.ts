@@ -30,7 +30,7 @@ import {
   type RecordStatus,
 } from './osc-network.ts';
 import { reconcileSecurityGroups } from './osc-security-groups.ts';
-import { specView } from '../common/views.ts';
+import { clusterForInfrastructure, oscOwnView, specView } from '../common/views.ts';
 
 /**
  * The OpenStackCluster controller (the OpenStack provider's cluster half): network, subnet,
@@ -43,11 +43,12 @@ import { specView } from '../common/views.ts';
 export function openStackClusterReconciler(env: Env): Reconciler {
   return {
     name: 'openstackcluster',
+    view: oscOwnView,
     type: CapiTypes.OpenStackCluster,
     watches: [
       {
         type: CapiTypes.Cluster,
-        view: specView,
+        view: clusterForInfrastructure,
         map: (obj: ApiObject) => {
           const ref = (obj as CapiClusterObject).spec.infrastructureRef;
           return ref?.kind === 'OpenStackCluster'
