@@ -1,9 +1,11 @@
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import Database from 'better-sqlite3';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { ConflictError, type ApiObject } from '../../src/domain/index.ts';
+import { ConflictError, parseLabelSelector, type ApiObject } from '../../src/domain/index.ts';
+import { sqliteMigrations } from '../../src/store/sqlite/migrations.ts';
 import { SqliteStore } from '../../src/store/index.ts';
 import { storeSuite } from './store-suite.ts';
 
@@ -138,6 +140,71 @@ test('sqlite: a write that fails in a batch leaves the object as it was for the 
     assert.deepEqual(now.spec, { size: 1 });
     assert.equal(now.metadata.resourceVersion, a.metadata.resourceVersion);
     assert.deepEqual((await store.update({ ...now, spec: { size: 6 } })).spec, { size: 6 });
+  } finally {
+    await store.close();
+  }
+});
+
+test('sqlite: a store written before the label index moved out of triggers keeps answering label selectors after the upgrade', async () => {
+  const path = join(dir, 'upgrade', 'store.sqlite');
+  mkdirSync(join(dir, 'upgrade'));
+  // a database as the first two schema versions left it, with an object indexed by their triggers
+  const old = new Database(path);
+  old.exec(
+    'CREATE TABLE schema_migrations (version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at TEXT NOT NULL)',
+  );
+  for (const m of sqliteMigrations.filter((x) => x.version <= 2)) {
+    old.exec(m.sql);
+    old.prepare('INSERT INTO schema_migrations VALUES (?, ?, ?)').run(m.version, m.name, 'then');
+  }
+  const w = {
+    apiVersion: 'test.magnetar.io/v1',
+    kind: 'Widget',
+    metadata: { name: 'old', namespace: 'p1', uid: 'u-old', labels: { tier: 'web' } },
+    spec: {},
+  };
+  old.prepare('INSERT INTO objects VALUES (?, ?, ?, ?, 1, 1, ?)').run(
+    'Widget.test.magnetar.io',
+    'p1',
+    'old',
+    'u-old',
+    JSON.stringify({
+      ...w,
+      metadata: {
+        ...w.metadata,
+        resourceVersion: '1',
+        generation: 1,
+        creationTimestamp: '2026-01-01T00:00:00.000Z',
+        annotations: {},
+        ownerReferences: [],
+        finalizers: [],
+      },
+    }),
+  );
+  old.prepare(`UPDATE meta SET value = 1 WHERE key = 'revision'`).run();
+  old.close();
+
+  const store = new SqliteStore({ path });
+  const type = 'Widget.test.magnetar.io';
+  const names = async (text: string) =>
+    (await store.list(type, { labelSelector: parseLabelSelector(text) })).items.map((o) => o.metadata.name);
+  try {
+    assert.deepEqual(await names('tier=web'), ['old']);
+    const added = await store.create({
+      ...w,
+      metadata: { name: 'new', namespace: 'p1', labels: { tier: 'web' } },
+    });
+    assert.deepEqual(await names('tier=web'), ['old', 'new']);
+    const old1 = (await store.get(type, 'p1', 'old'))!;
+    await store.update({ ...old1, metadata: { ...old1.metadata, labels: { tier: 'db' } } });
+    // a write that leaves the labels alone leaves the index alone
+    await store.updateStatus({ ...added, status: { phase: 'Ready' } });
+    assert.deepEqual(await names('tier=web'), ['new']);
+    assert.deepEqual(await names('tier=db'), ['old']);
+    assert.deepEqual(Object.fromEntries(await store.countByLabel(type, 'p1', 'tier')), { web: 1, db: 1 });
+    await store.delete(type, 'p1', 'new');
+    assert.deepEqual(await names('tier=web'), []);
+    assert.equal(await store.currentRevision(), 5);
   } finally {
     await store.close();
   }

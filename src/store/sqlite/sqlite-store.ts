@@ -2,7 +2,7 @@ import Database from 'better-sqlite3';
 import { EventEmitter } from 'node:events';
 import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
-import { ConflictError, NotFoundError } from '../../domain/index.ts';
+import { ConflictError, MagnetarError, NotFoundError, sameJson } from '../../domain/index.ts';
 import { matchesSelector } from '../../domain/index.ts';
 import { typeOf, type ApiObject, type NewObject, type TypeKey } from '../../domain/index.ts';
 import {
@@ -63,6 +63,8 @@ function touchOf(object: {
 /** A write waiting for its group commit. */
 interface PendingWrite {
   fn: () => unknown;
+  /** Several objects written all or nothing: the write gets a savepoint of its own. */
+  atomic: boolean;
   resolve: (value: unknown) => void;
   reject: (err: Error) => void;
 }
@@ -82,11 +84,17 @@ export class SqliteStore implements ObjectStore {
   private readonly pendingKeys = new Set<string>();
   /** Types with a waiting create whose name is generated. */
   private readonly pendingUnnamed = new Set<TypeKey>();
-  /** One write inside a batch: a savepoint of the batch's transaction. */
-  private readonly runOne: Database.Transaction<(fn: () => unknown) => unknown>;
+  /** A multi-object write inside a batch: a savepoint of the batch's transaction. */
+  private readonly savepoint: Database.Transaction<(fn: () => unknown) => unknown>;
   private readonly runBatch: Database.Transaction<
     (batch: PendingWrite[]) => { ok: boolean; value: unknown }[]
   >;
+  /**
+   * The revision counter while a batch's transaction runs: read once when it starts, counted
+   * here, stored once when it ends. The transaction holds SQLite's write lock throughout, so no
+   * other process can take a revision in between.
+   */
+  private revision: number | undefined;
 
   constructor(options: SqliteStoreOptions = {}) {
     const path = options.path ?? ':memory:';
@@ -100,9 +108,6 @@ export class SqliteStore implements ObjectStore {
     this.migrate();
     const db = this.db;
     this.stmts = {
-      nextRev: db.prepare<[], { value: number }>(
-        `UPDATE meta SET value = value + 1 WHERE key = 'revision' RETURNING value`,
-      ),
       curRev: db.prepare<[], { value: number }>(`SELECT value FROM meta WHERE key = 'revision'`),
       compacted: db.prepare<[], { value: number }>(`SELECT value FROM meta WHERE key = 'compacted'`),
       get: db.prepare<[string, string, string], ObjectRow>(
@@ -129,18 +134,44 @@ export class SqliteStore implements ObjectStore {
            JOIN objects o ON o.type = l.type AND o.seq = l.seq
           WHERE l.type = ? AND l.key = ? AND o.namespace = ? GROUP BY l.value`,
       ),
-      giveBackRev: db.prepare(`UPDATE meta SET value = value - 1 WHERE key = 'revision'`),
+      setRev: db.prepare<[number]>(`UPDATE meta SET value = ? WHERE key = 'revision'`),
+      seq: db.prepare<[string, string, string], { seq: number }>(
+        `SELECT seq FROM objects WHERE type = ? AND namespace = ? AND name = ?`,
+      ),
+      labelAdd: db.prepare<[number, string, string, string]>(
+        `INSERT INTO object_labels (seq, type, key, value) VALUES (?, ?, ?, ?)`,
+      ),
+      labelsRemove: db.prepare<[number]>(`DELETE FROM object_labels WHERE seq = ?`),
     };
-    this.runOne = db.transaction((fn: () => unknown) => fn());
-    this.runBatch = db.transaction((batch: PendingWrite[]) =>
-      batch.map((w) => {
-        try {
-          return { ok: true, value: this.runOne(w.fn) };
-        } catch (err) {
-          return { ok: false, value: err };
-        }
-      }),
-    );
+    this.savepoint = db.transaction((fn: () => unknown) => fn());
+    this.runBatch = db.transaction((batch: PendingWrite[]) => {
+      const start = this.stmts.curRev.get()!.value;
+      this.revision = start;
+      try {
+        const outcomes = batch.map((w) => this.runWrite(w));
+        if (this.revision !== start) this.stmts.setRev.run(this.revision);
+        return outcomes;
+      } finally {
+        this.revision = undefined;
+      }
+    });
+  }
+
+  /**
+   * One write of a batch. A single-object write checks everything that can refuse it (missing,
+   * stale, already there, invalid) before its first statement, so a refusal leaves nothing to
+   * undo and needs no savepoint; a multi-object write has one. Any other failure (the database
+   * itself) rolls the whole batch back.
+   */
+  private runWrite(w: PendingWrite): { ok: boolean; value: unknown } {
+    const revision = this.revision;
+    try {
+      return { ok: true, value: w.atomic ? this.savepoint(w.fn) : w.fn() };
+    } catch (err) {
+      if (!w.atomic && !(err instanceof MagnetarError)) throw err;
+      this.revision = revision;
+      return { ok: false, value: err };
+    }
   }
 
   private migrate(): void {
@@ -179,7 +210,8 @@ export class SqliteStore implements ObjectStore {
   }
 
   private nextRevision(): number {
-    return this.stmts.nextRev.get()!.value;
+    if (this.revision === undefined) throw new Error('a store write outside a batch transaction');
+    return ++this.revision;
   }
 
   private scheduleNotify(): void {
@@ -191,10 +223,6 @@ export class SqliteStore implements ObjectStore {
     });
   }
 
-  private appendFeed(revision: number, type: TypeKey, event: WatchEvent['type'], object: ApiObject): void {
-    this.stmts.feed.run(revision, type, event, JSON.stringify(object));
-  }
-
   // --- synchronous primitives, used inside transactions ---
 
   private createSync(input: NewObject<unknown, unknown>): ApiObject {
@@ -202,7 +230,7 @@ export class SqliteStore implements ObjectStore {
     const rev = this.nextRevision();
     const obj = prepareCreate(input, rev, this.nowIso());
     const m = obj.metadata;
-    if (this.stmts.get.get(type, m.namespace, m.name)) {
+    if (this.stmts.seq.get(type, m.namespace, m.name)) {
       throw new ConflictError(`${obj.kind} "${m.name}" already exists`, { code: 'AlreadyExists' });
     }
     if (this.stmts.seqOfUid.get(m.uid)) {
@@ -210,30 +238,42 @@ export class SqliteStore implements ObjectStore {
     }
     const data = JSON.stringify(obj);
     this.stmts.insert.run(type, m.namespace, m.name, m.uid, rev, rev, data);
+    this.indexLabels(rev, type, m.labels);
     this.stmts.feed.run(rev, type, 'ADDED', data);
     return obj;
   }
 
-  private loadSync(type: TypeKey, namespace: string, name: string): ApiObject {
+  /** The label index rows of one object (the object's `seq` never changes while it exists). */
+  private indexLabels(seq: number, type: TypeKey, labels: Record<string, string> | undefined): void {
+    for (const [key, value] of Object.entries(labels ?? {})) this.stmts.labelAdd.run(seq, type, key, value);
+  }
+
+  private loadSync(type: TypeKey, namespace: string, name: string): { seq: number; object: ApiObject } {
     const row = this.stmts.get.get(type, namespace, name);
     if (!row) throw new NotFoundError(`${type.split('.')[0]} "${name}" not found`, { code: 'NotFound' });
-    return parseStoredJson(row.data);
+    return { seq: row.seq, object: parseStoredJson(row.data) };
   }
 
   private writeOutcome(
     type: TypeKey,
     rev: number,
+    stored: { seq: number; object: ApiObject },
     object: ApiObject,
     removed: boolean,
   ): ApiObject | undefined {
     const m = object.metadata;
     const data = JSON.stringify(object);
     if (removed) {
+      // the delete trigger drops the object's label rows
       this.stmts.remove.run(type, m.namespace, m.name);
       this.stmts.feed.run(rev, type, 'DELETED', data);
       return undefined;
     }
     this.stmts.replace.run(rev, data, type, m.namespace, m.name);
+    if (!sameJson(stored.object.metadata.labels, m.labels)) {
+      this.stmts.labelsRemove.run(stored.seq);
+      this.indexLabels(stored.seq, type, m.labels);
+    }
     this.stmts.feed.run(rev, type, 'MODIFIED', data);
     return object;
   }
@@ -242,8 +282,8 @@ export class SqliteStore implements ObjectStore {
     const type = typeOf(incoming);
     const stored = this.loadSync(type, incoming.metadata.namespace, incoming.metadata.name);
     const rev = this.nextRevision();
-    const out = prepareUpdate(stored, incoming, rev);
-    this.writeOutcome(type, rev, out.object, out.removed);
+    const out = prepareUpdate(stored.object, incoming, rev);
+    this.writeOutcome(type, rev, stored, out.object, out.removed);
     return out.object;
   }
 
@@ -251,8 +291,8 @@ export class SqliteStore implements ObjectStore {
     const type = typeOf(incoming);
     const stored = this.loadSync(type, incoming.metadata.namespace, incoming.metadata.name);
     const rev = this.nextRevision();
-    const obj = prepareUpdateStatus(stored, incoming, rev);
-    this.writeOutcome(type, rev, obj, false);
+    const obj = prepareUpdateStatus(stored.object, incoming, rev);
+    this.writeOutcome(type, rev, stored, obj, false);
     return obj;
   }
 
@@ -264,19 +304,19 @@ export class SqliteStore implements ObjectStore {
   ): ApiObject | undefined {
     const stored = this.loadSync(type, namespace, name);
     const rev = this.nextRevision();
-    const out = prepareDelete(stored, options, rev, this.nowIso());
+    const out = prepareDelete(stored.object, options, rev, this.nowIso());
     if (out === 'unchanged') {
       // give the revision back: nothing was written
-      this.stmts.giveBackRev.run();
-      return stored;
+      this.revision = rev - 1;
+      return stored.object;
     }
-    return this.writeOutcome(type, rev, out.object, out.removed);
+    return this.writeOutcome(type, rev, stored, out.object, out.removed);
   }
 
   /**
    * Group commit: the writes asked for in one turn of the event loop share one SQLite
-   * transaction, each in a savepoint of its own, so one write's failure (a conflict, a missing
-   * object) fails only that write. A write's promise settles after the shared commit, so what
+   * transaction, and one write's failure (a conflict, a missing object) fails only that write
+   * (see {@link runWrite}). A write's promise settles after the shared commit, so what
    * it reports is as durable as a commit of its own; SQLite then writes each changed page once
    * per batch instead of once per write (the store's pages, indexes, feed tail and revision
    * counter are shared by nearly every write).
@@ -286,7 +326,7 @@ export class SqliteStore implements ObjectStore {
    * allocator picking a free address, a quota count, an update on the version just read) sees
    * every write asked for before it, as it did when each write committed at once.
    */
-  private tx<R>(touches: readonly Touch[], fn: () => R): Promise<R> {
+  private tx<R>(touches: readonly Touch[], fn: () => R, atomic = false): Promise<R> {
     if (!this.db.open) return Promise.reject(new Error('the store is closed'));
     for (const t of touches) {
       this.pendingTypes.add(t.type);
@@ -294,7 +334,7 @@ export class SqliteStore implements ObjectStore {
       else this.pendingKeys.add(t.key);
     }
     return new Promise<R>((resolve, reject) => {
-      this.pending.push({ fn, resolve: resolve as (value: unknown) => void, reject });
+      this.pending.push({ fn, atomic, resolve: resolve as (value: unknown) => void, reject });
       if (this.pending.length === 1) setImmediate(() => this.flush());
     });
   }
@@ -322,7 +362,7 @@ export class SqliteStore implements ObjectStore {
     let outcomes: { ok: boolean; value: unknown }[];
     try {
       // a write alone needs no savepoint: its failure rolls back the transaction it is alone in
-      outcomes = batch.length === 1 ? this.runAlone(batch[0]!) : this.runBatch.immediate(batch);
+      outcomes = this.runBatch.immediate(batch);
     } catch (err) {
       const error = err instanceof Error ? err : new Error(String(err));
       for (const w of batch) w.reject(error);
@@ -334,14 +374,6 @@ export class SqliteStore implements ObjectStore {
       if (o.ok) w.resolve(o.value);
       else w.reject(o.value instanceof Error ? o.value : new Error(String(o.value)));
     });
-  }
-
-  private runAlone(w: PendingWrite): { ok: boolean; value: unknown }[] {
-    try {
-      return [{ ok: true, value: this.runOne.immediate(w.fn) }];
-    } catch (err) {
-      return [{ ok: false, value: err }];
-    }
   }
 
   // --- ObjectStore ---
@@ -474,19 +506,22 @@ export class SqliteStore implements ObjectStore {
         ? { type: op.type, key: objectKey(op.type, op.namespace, op.name) }
         : touchOf(op.object),
     );
-    return this.tx(touches, () =>
-      ops.map((op) => {
-        switch (op.op) {
-          case 'create':
-            return this.createSync(op.object);
-          case 'update':
-            return this.updateSync(op.object);
-          case 'updateStatus':
-            return this.updateStatusSync(op.object);
-          case 'delete':
-            return this.deleteSync(op.type, op.namespace, op.name, op.options);
-        }
-      }),
+    return this.tx(
+      touches,
+      () =>
+        ops.map((op) => {
+          switch (op.op) {
+            case 'create':
+              return this.createSync(op.object);
+            case 'update':
+              return this.updateSync(op.object);
+            case 'updateStatus':
+              return this.updateStatusSync(op.object);
+            case 'delete':
+              return this.deleteSync(op.type, op.namespace, op.name, op.options);
+          }
+        }),
+      ops.length > 1,
     );
   }
 
