@@ -6,11 +6,13 @@ import {
   clusterBackupSettings,
   newBackupObject,
   magnumStatus,
+  type ApiObject,
   type BackupObject,
   type MagnumClusterObject,
 } from '../../domain/index.ts';
 import type { ObjectStore } from '../../store/index.ts';
 import type { Env } from '../common/env.ts';
+import { specView } from '../common/views.ts';
 import type { ObjectRef, ReconcileContext, ReconcileResult, Reconciler } from '../common/runtime-types.ts';
 import { deleteObject } from '../common/writes.ts';
 import type { BackupDeps } from './backup-deps.ts';
@@ -45,6 +47,7 @@ export function backupScheduleReconciler(env: Env, deps: BackupDeps): Reconciler
   return {
     name: 'etcd-backup-schedule',
     type: MagnumTypes.Cluster,
+    view: clusterForSchedule,
     watches: [
       {
         type: BackupTypes.Backup,
@@ -60,6 +63,15 @@ export function backupScheduleReconciler(env: Env, deps: BackupDeps): Reconciler
     ],
     reconcile: (ctx, ref) => reconcileSchedule(deps, ctx, ref),
   };
+}
+
+/**
+ * A Magnum cluster as its backup schedule reads it: metadata and spec (the backup labels) and
+ * whether it is at rest (`*_COMPLETE`); not each step of its status while it is being built,
+ * which the schedule waits out with a timer of its own.
+ */
+function clusterForSchedule(o: ApiObject): unknown {
+  return [specView(o), magnumStatus(o as unknown as MagnumClusterObject).endsWith('_COMPLETE')];
 }
 
 async function reconcileSchedule(

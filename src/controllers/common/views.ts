@@ -1,4 +1,4 @@
-import { CapiConditions, type ApiObject, type Condition } from '../../domain/index.ts';
+import { CapiConditions, CapiReasons, type ApiObject, type Condition } from '../../domain/index.ts';
 
 /**
  * Views: the part of a watched object a reconciler reads (see `WatchSpec.view`). Each status
@@ -24,8 +24,8 @@ function metadataView(o: ApiObject): unknown[] {
 
 type StatusOf = { status?: Record<string, unknown> & { conditions?: Condition[] } };
 
-function conditionsView(o: ApiObject, messages: boolean): unknown[] {
-  const conditions = (o as StatusOf).status?.conditions ?? [];
+function conditionsView(o: ApiObject, messages: boolean, except?: string): unknown[] {
+  const conditions = ((o as StatusOf).status?.conditions ?? []).filter((c) => c.type !== except);
   return conditions.map((c) =>
     messages ? [c.type, c.status, c.reason ?? '', c.message ?? ''] : [c.type, c.status, c.reason ?? ''],
   );
@@ -58,11 +58,40 @@ export const clusterForMembers = (o: ApiObject): unknown => {
 };
 
 /**
- * A Machine as the controllers that count machines read it (its Cluster, control plane, set,
- * health checks): metadata, spec, phase, node, addresses and conditions without their messages
- * and transition times.
+ * A Machine as the controllers that count machines read it (its Cluster, control plane, set):
+ * metadata, spec, phase, node, addresses and conditions without their messages and transition
+ * times, and without the health check's verdict (`HealthCheckSucceeded`, which the health check
+ * writes on every machine it watches and no owner reads; `OwnerRemediated` is kept).
  */
 export const machineForOwners = (o: ApiObject): unknown => machineView(o, false);
+
+/**
+ * A Machine as its health check reads it: the metadata that selects and exempts it, its node,
+ * and the infrastructure and node readiness it judges (with the transition time a timeout counts
+ * from). Not its spec, phase, addresses or the other conditions the Machine controller writes
+ * while the machine comes up, nor the conditions the health check writes itself.
+ */
+export const machineForHealthChecks = (o: ApiObject): unknown => {
+  const m = o.metadata;
+  const conditions = (o as StatusOf).status?.conditions ?? [];
+  const infra = conditions.find((c) => c.type === CapiConditions.InfrastructureReady);
+  const node = conditions.find((c) => c.type === CapiConditions.NodeReady);
+  return [
+    [m.labels, m.annotations, m.ownerReferences, m.deletionTimestamp ?? null],
+    statusFields(o, ['nodeRef']),
+    // a server in ERROR is judged at once, its message quoted; otherwise readiness counts from its start
+    infra?.reason === CapiReasons.InstanceStateError
+      ? [infra.message ?? '']
+      : [infra?.status === 'True' ? infra.lastTransitionTime : null],
+    node ? [node.status, node.reason ?? '', node.lastTransitionTime] : null,
+  ];
+};
+
+/** A MachineHealthCheck as the Magnum driver reads it: its spec and the remediations it made. */
+export const healthCheckForMagnum = (o: ApiObject): unknown => [
+  metadataView(o),
+  statusFields(o, ['remediations']),
+];
 
 const MACHINE_STATUS_FIELDS = [
   'phase',
@@ -74,7 +103,11 @@ const MACHINE_STATUS_FIELDS = [
 ];
 
 function machineView(o: ApiObject, messages: boolean): unknown {
-  return [metadataView(o), statusFields(o, MACHINE_STATUS_FIELDS), conditionsView(o, messages)];
+  return [
+    metadataView(o),
+    statusFields(o, MACHINE_STATUS_FIELDS),
+    conditionsView(o, messages, CapiConditions.HealthCheckSucceeded),
+  ];
 }
 
 /**

@@ -15,7 +15,7 @@ import { getCapiCluster, isPaused, type Env } from '../common/env.ts';
 import type { ObjectRef, ReconcileContext, ReconcileResult, Reconciler } from '../common/runtime-types.ts';
 import { controllerOf, isConflict, iso, writeStatus } from '../common/writes.ts';
 import { evaluateMachine, remediationAllowed } from './mhc-evaluate.ts';
-import { clusterForMembers, machineForOwners } from '../common/views.ts';
+import { machineForHealthChecks, specView } from '../common/views.ts';
 
 /** One remediation the health check asked for (Magnetar status extension, newest last). */
 export interface RemediationRecord {
@@ -37,26 +37,31 @@ const HISTORY = 20;
  * more machines are unhealthy than the short-circuit allows. The owners replace them.
  */
 export function machineHealthCheckReconciler(env: Env): Reconciler {
-  const toChecks = async (obj: ApiObject): Promise<ObjectRef[]> => {
-    const cluster = (obj.spec as { clusterName?: string }).clusterName ?? obj.metadata.name;
-    return (
-      await env.cache.listByCluster<MachineHealthCheckObject>(
-        CapiTypes.MachineHealthCheck,
-        obj.metadata.namespace,
-        cluster,
-      )
-    ).map((c) => ({
-      namespace: c.metadata.namespace,
-      name: c.metadata.name,
-    }));
+  const checksOf = (namespace: string, cluster: string) =>
+    env.cache.listByCluster<MachineHealthCheckObject>(CapiTypes.MachineHealthCheck, namespace, cluster);
+  const refOf = (c: MachineHealthCheckObject): ObjectRef => ({
+    namespace: c.metadata.namespace,
+    name: c.metadata.name,
+  });
+  const toChecks = async (obj: ApiObject): Promise<ObjectRef[]> =>
+    (await checksOf(obj.metadata.namespace, obj.metadata.name)).map(refOf);
+  // a machine concerns the checks whose selector it matches (one per node group)
+  const toSelectingChecks = async (obj: ApiObject): Promise<ObjectRef[]> => {
+    const cluster = (obj.spec as { clusterName?: string }).clusterName ?? '';
+    return (await checksOf(obj.metadata.namespace, cluster))
+      .filter((c) => matchesSelector(obj.metadata.labels, selectorFromSpec(c.spec.selector)))
+      .map(refOf);
   };
   return {
     name: 'machinehealthcheck',
     coalesceMs: env.settings.coalesceMs,
     type: CapiTypes.MachineHealthCheck,
+    // its status is its own output: writing it needs no second pass
+    view: specView,
     watches: [
-      { type: CapiTypes.Machine, map: toChecks, view: machineForOwners },
-      { type: CapiTypes.Cluster, map: toChecks, view: clusterForMembers },
+      { type: CapiTypes.Machine, map: toSelectingChecks, view: machineForHealthChecks },
+      // it reads whether its cluster is paused or going: nodes' readiness comes through the machines
+      { type: CapiTypes.Cluster, map: toChecks, view: specView },
     ],
     reconcile: (ctx, ref) => reconcileMhc(env, ctx, ref),
   };

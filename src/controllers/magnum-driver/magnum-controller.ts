@@ -44,7 +44,7 @@ import {
   infraVerdict,
   type Verdict,
 } from './magnum-status.ts';
-import { machineForMagnum } from '../common/views.ts';
+import { healthCheckForMagnum, machineForMagnum } from '../common/views.ts';
 
 /** Annotation on the CAPI Cluster: `<generation key>@<time>` of the operation in progress. */
 export const OPERATION_ANNOTATION = 'magnum.magnetar.io/operation';
@@ -88,7 +88,7 @@ export function magnumClusterReconciler(env: Env): Reconciler {
       { type: CapiTypes.KubeadmControlPlane, map: toMagnum },
       { type: CapiTypes.MachineDeployment, map: toMagnum },
       { type: CapiTypes.Machine, map: toMagnum, view: machineForMagnum },
-      { type: CapiTypes.MachineHealthCheck, map: toMagnum },
+      { type: CapiTypes.MachineHealthCheck, map: toMagnum, view: healthCheckForMagnum },
     ],
     reconcile: (ctx, ref) => reconcileMagnum(env, ctx, ref),
   };

@@ -1,0 +1,117 @@
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import {
+  healthCheckForMagnum,
+  machineForHealthChecks,
+  machineForOwners,
+} from '../../src/controllers/common/views.ts';
+import { sameJson, type ApiObject, type Condition } from '../../src/domain/index.ts';
+import { machine, READY } from './builders.ts';
+
+// A view decides which writes of a watched object wake a controller. Too narrow and the
+// controller misses what it judges (a machine is never remediated, a failure is never reported);
+// too wide and every step of every machine wakes it again.
+
+const up = machine('m1', { nodeRef: 'm1', conditions: READY, ip: '10.0.0.4' });
+
+function withConditions(m: ApiObject, change: (c: Condition[]) => Condition[]): ApiObject {
+  const status = m.status as { conditions: Condition[] };
+  return { ...m, status: { ...status, conditions: change(status.conditions) } };
+}
+
+function setCondition(m: ApiObject, next: Partial<Condition> & { type: string }): ApiObject {
+  return withConditions(m, (cs) => [
+    ...cs.filter((c) => c.type !== next.type),
+    { status: 'True', lastTransitionTime: '2026-01-01T00:05:00.000Z', ...next },
+  ]);
+}
+
+const wakes = (view: (o: ApiObject) => unknown, before: ApiObject, after: ApiObject) =>
+  !sameJson(view(before), view(after));
+
+void test('a health check is not woken by the steps a machine goes through while it comes up', () => {
+  const waiting = (message: string) =>
+    setCondition(machine('m1'), { type: 'InfrastructureReady', status: 'False', message });
+  const steps: [string, ApiObject, ApiObject][] = [
+    ['its phase', up, { ...up, status: { ...up.status, phase: 'Running' } }],
+    ['its addresses', up, { ...up, status: { ...up.status, addresses: [] } }],
+    [
+      'its spec (provider ID, bootstrap secret)',
+      up,
+      {
+        ...up,
+        metadata: { ...up.metadata, generation: 2 },
+        spec: { ...up.spec, providerID: 'openstack://x' },
+      },
+    ],
+    ['its own verdict written back', up, setCondition(up, { type: 'HealthCheckSucceeded' })],
+    ['a waiting message', waiting('waiting for the network'), waiting('waiting for the port')],
+  ];
+  for (const [what, before, after] of steps)
+    assert.equal(wakes(machineForHealthChecks, before, after), false, what);
+});
+
+void test('a health check is woken by what it judges: node readiness, the node, a server in ERROR, remediation marks, deletion', () => {
+  const judged: [string, ApiObject, ApiObject][] = [
+    [
+      'the node going NotReady',
+      up,
+      setCondition(up, { type: 'NodeReady', status: 'False', reason: 'KubeletNotReady' }),
+    ],
+    [
+      'the node being deleted',
+      up,
+      setCondition(up, { type: 'NodeReady', status: 'Unknown', reason: 'NodeDeleted' }),
+    ],
+    ['the node joining', machine('m1', { conditions: READY }), up],
+    [
+      'the server going to ERROR',
+      up,
+      setCondition(up, {
+        type: 'InfrastructureReady',
+        status: 'False',
+        reason: 'InstanceStateError',
+        message: 'No valid host was found',
+      }),
+    ],
+    [
+      'the remediation annotation',
+      up,
+      { ...up, metadata: { ...up.metadata, annotations: { 'cluster.x-k8s.io/remediate-machine': '' } } },
+    ],
+    ['deletion', up, { ...up, metadata: { ...up.metadata, deletionTimestamp: '2026-01-01T02:00:00.000Z' } }],
+  ];
+  for (const [what, before, after] of judged)
+    assert.equal(wakes(machineForHealthChecks, before, after), true, what);
+});
+
+void test('the owners of a machine are not woken by the health check’s verdict, but are by a remediation request', () => {
+  assert.equal(wakes(machineForOwners, up, setCondition(up, { type: 'HealthCheckSucceeded' })), false);
+  assert.equal(
+    wakes(
+      machineForOwners,
+      up,
+      setCondition(up, { type: 'OwnerRemediated', status: 'False', reason: 'WaitingForRemediation' }),
+    ),
+    true,
+  );
+});
+
+void test('the Magnum driver hears of a health check’s remediations, not of its counters', () => {
+  const check: ApiObject = {
+    ...up,
+    kind: 'MachineHealthCheck',
+    spec: { clusterName: 'c1' },
+    status: { expectedMachines: 3, currentHealthy: 3, remediations: [] },
+  };
+  const counted = { ...check, status: { expectedMachines: 3, currentHealthy: 2, remediations: [] } };
+  assert.equal(wakes(healthCheckForMagnum, check, counted), false);
+  const remediated = {
+    ...counted,
+    status: {
+      ...counted.status,
+      remediations: [{ machine: 'm1', reason: 'InstanceStateError', message: 'No valid host', time: 'now' }],
+    },
+  };
+  assert.equal(wakes(healthCheckForMagnum, counted, remediated), true);
+});
