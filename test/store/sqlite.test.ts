@@ -209,3 +209,42 @@ test('sqlite: a store written before the label index moved out of triggers keeps
     await store.close();
   }
 });
+
+test('sqlite: the committed head includes at once what this connection wrote or read from the feed, and another connection’s commits by the next turn', async () => {
+  const path = join(dir, 'head', 'store.sqlite');
+  const mine = new SqliteStore({ path });
+  const other = new SqliteStore({ path });
+  const type = 'Widget.test.magnetar.io';
+  const widget = (name: string) => ({
+    apiVersion: 'test.magnetar.io/v1',
+    kind: 'Widget',
+    metadata: { name, namespace: 'p1' },
+    spec: { size: 1 },
+  });
+  const nextTurn = () => new Promise((r) => setImmediate(r));
+  try {
+    const start = await mine.currentRevision();
+    await mine.create(widget('a'));
+    assert.equal(await mine.currentRevision(), start + 1, 'its own commit');
+    await nextTurn();
+    await mine.currentRevision();
+    await other.create(widget('b'));
+    // read in the same turn as the other's commit: at most one turn late …
+    const sameTurn = await mine.currentRevision();
+    assert.ok(sameTurn === start + 1 || sameTurn === start + 2);
+    // … and never behind what it has read from the feed
+    const events = await mine.changes(start + 1);
+    assert.deepEqual(
+      events.map((e) => e.object.metadata.name),
+      ['b'],
+    );
+    assert.equal(await mine.currentRevision(), start + 2, 'a revision read from the feed');
+    await other.create(widget('c'));
+    await nextTurn();
+    assert.equal(await mine.currentRevision(), start + 3, 'the next turn reads the counter again');
+    assert.equal((await mine.list(type)).items.length, 3);
+  } finally {
+    await mine.close();
+    await other.close();
+  }
+});
