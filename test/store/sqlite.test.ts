@@ -9,6 +9,18 @@ import { sqliteMigrations } from '../../src/store/sqlite/migrations.ts';
 import { SqliteStore } from '../../src/store/index.ts';
 import { storeSuite } from './store-suite.ts';
 
+const type = 'Widget.test.magnetar.io';
+
+/** A small object of a test kind in project p1. */
+function widget(name: string, size = 1) {
+  return {
+    apiVersion: 'test.magnetar.io/v1',
+    kind: 'Widget',
+    metadata: { name, namespace: 'p1' },
+    spec: { size },
+  };
+}
+
 storeSuite('sqlite :memory:', async () => new SqliteStore({ path: ':memory:' }));
 
 let dir = '';
@@ -25,22 +37,16 @@ storeSuite('sqlite file (WAL)', async () => new SqliteStore({ path: join(dir, 's
 test('sqlite: writes issued together commit together, each with its own outcome; a failed write leaves no trace and the others stand', async () => {
   const store = new SqliteStore({ path: join(dir, 'group', 'store.sqlite') });
   try {
-    const cm = (name: string) => ({
-      apiVersion: 'test.magnetar.io/v1',
-      kind: 'Widget',
-      metadata: { name, namespace: 'p1' },
-      spec: { size: 1 },
-    });
-    await store.create(cm('taken'));
+    await store.create(widget('taken'));
     const head = await store.currentRevision();
     const outcomes = await Promise.allSettled([
-      store.create(cm('a')),
-      store.create(cm('taken')),
+      store.create(widget('a')),
+      store.create(widget('taken')),
       store.commit([
-        { op: 'create', object: cm('b') },
-        { op: 'create', object: cm('taken') },
+        { op: 'create', object: widget('b') },
+        { op: 'create', object: widget('taken') },
       ]),
-      store.create(cm('c')),
+      store.create(widget('c')),
     ]);
     assert.deepEqual(
       outcomes.map((o) => o.status),
@@ -49,7 +55,7 @@ test('sqlite: writes issued together commit together, each with its own outcome;
     const rejected = outcomes[1] as PromiseRejectedResult;
     assert.ok(rejected.reason instanceof ConflictError);
     // the failed multi-object commit wrote nothing (b is absent) and used no revision
-    assert.equal(await store.get('Widget.test.magnetar.io', 'p1', 'b'), undefined);
+    assert.equal(await store.get(type, 'p1', 'b'), undefined);
     const events = await store.changes(head);
     assert.deepEqual(
       events.map((e) => [e.type, e.object.metadata.name, e.revision]),
@@ -66,7 +72,7 @@ test('sqlite: writes issued together commit together, each with its own outcome;
   // what was reported written is on disk
   const again = new SqliteStore({ path: join(dir, 'group', 'store.sqlite') });
   try {
-    assert.ok(await again.get('Widget.test.magnetar.io', 'p1', 'c'));
+    assert.ok(await again.get(type, 'p1', 'c'));
   } finally {
     await again.close();
   }
@@ -74,13 +80,6 @@ test('sqlite: writes issued together commit together, each with its own outcome;
 
 test('sqlite: a read sees every write asked for before it, committed or waiting for its batch', async () => {
   const store = new SqliteStore({ path: ':memory:' });
-  const type = 'Widget.test.magnetar.io';
-  const widget = (name: string, size = 1) => ({
-    apiVersion: 'test.magnetar.io/v1',
-    kind: 'Widget',
-    metadata: { name, namespace: 'p1' },
-    spec: { size },
-  });
   try {
     const first = store.create(widget('a'));
     // not awaited: the read commits the waiting write first
@@ -114,13 +113,6 @@ test('sqlite: a read sees every write asked for before it, committed or waiting 
 
 test('sqlite: a write that fails in a batch leaves the object as it was for the next read', async () => {
   const store = new SqliteStore({ path: ':memory:' });
-  const type = 'Widget.test.magnetar.io';
-  const widget = (name: string) => ({
-    apiVersion: 'test.magnetar.io/v1',
-    kind: 'Widget',
-    metadata: { name, namespace: 'p1' },
-    spec: { size: 1 },
-  });
   try {
     await store.create(widget('taken'));
     const a = await store.create(widget('a'));
@@ -164,7 +156,7 @@ test('sqlite: a store written before the label index moved out of triggers keeps
     spec: {},
   };
   old.prepare('INSERT INTO objects VALUES (?, ?, ?, ?, 1, 1, ?)').run(
-    'Widget.test.magnetar.io',
+    type,
     'p1',
     'old',
     'u-old',
@@ -185,7 +177,6 @@ test('sqlite: a store written before the label index moved out of triggers keeps
   old.close();
 
   const store = new SqliteStore({ path });
-  const type = 'Widget.test.magnetar.io';
   const names = async (text: string) =>
     (await store.list(type, { labelSelector: parseLabelSelector(text) })).items.map((o) => o.metadata.name);
   try {
@@ -214,13 +205,6 @@ test('sqlite: the committed head includes at once what this connection wrote or 
   const path = join(dir, 'head', 'store.sqlite');
   const mine = new SqliteStore({ path });
   const other = new SqliteStore({ path });
-  const type = 'Widget.test.magnetar.io';
-  const widget = (name: string) => ({
-    apiVersion: 'test.magnetar.io/v1',
-    kind: 'Widget',
-    metadata: { name, namespace: 'p1' },
-    spec: { size: 1 },
-  });
   const nextTurn = () => new Promise((r) => setImmediate(r));
   try {
     const start = await mine.currentRevision();
