@@ -5,7 +5,15 @@ import {
   machineForHealthChecks,
   machineForOwners,
 } from '../../src/controllers/common/views.ts';
-import { sameJson, type ApiObject, type Condition } from '../../src/domain/index.ts';
+import type { Env } from '../../src/controllers/common/env.ts';
+import { machineHealthCheckReconciler } from '../../src/controllers/machine-health-check/mhc-controller.ts';
+import {
+  CapiTypes,
+  sameJson,
+  type ApiObject,
+  type Condition,
+  type MachineHealthCheckObject,
+} from '../../src/domain/index.ts';
 import { machine, READY } from './builders.ts';
 
 // A view decides which writes of a watched object wake a controller. Too narrow and the
@@ -114,4 +122,30 @@ void test('the Magnum driver hears of a health check’s remediations, not of it
     },
   };
   assert.equal(wakes(healthCheckForMagnum, counted, remediated), true);
+});
+
+void test('a machine wakes the health checks that select it, and one that still counts it after its labels moved it out', async () => {
+  const check = (name: string, group: string, targets: string[] = []): MachineHealthCheckObject =>
+    ({
+      apiVersion: 'cluster.x-k8s.io/v1beta2',
+      kind: 'MachineHealthCheck',
+      metadata: { name, namespace: 'p1' },
+      spec: { clusterName: 'c1', selector: { matchLabels: { group } } },
+      status: { targets },
+    }) as unknown as MachineHealthCheckObject;
+  const checks = [
+    check('c1-workers', 'workers', ['m1']),
+    check('c1-gpu', 'gpu'),
+    check('c1-masters', 'masters'),
+  ];
+  const env = {
+    cache: { listByCluster: async () => checks },
+    settings: { coalesceMs: 0 },
+  } as unknown as Env;
+  const map = machineHealthCheckReconciler(env).watches!.find((w) => w.type === CapiTypes.Machine)!.map;
+  const names = async (labels: Record<string, string>) =>
+    (await map(machine('m1', { labels }))).map((r) => r.name).sort();
+  assert.deepEqual(await names({ group: 'workers' }), ['c1-workers']);
+  // relabelled into the gpu group: the gpu check picks it up, the workers check lets it go
+  assert.deepEqual(await names({ group: 'gpu' }), ['c1-gpu', 'c1-workers']);
 });

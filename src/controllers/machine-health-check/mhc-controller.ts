@@ -45,11 +45,16 @@ export function machineHealthCheckReconciler(env: Env): Reconciler {
   });
   const toChecks = async (obj: ApiObject): Promise<ObjectRef[]> =>
     (await checksOf(obj.metadata.namespace, obj.metadata.name)).map(refOf);
-  // a machine concerns the checks whose selector it matches (one per node group)
+  // a machine concerns the checks whose selector it matches (one per node group), and the ones
+  // that still count it as a target (its labels may have just taken it out of their selector)
   const toSelectingChecks = async (obj: ApiObject): Promise<ObjectRef[]> => {
     const cluster = (obj.spec as { clusterName?: string }).clusterName ?? '';
     return (await checksOf(obj.metadata.namespace, cluster))
-      .filter((c) => matchesSelector(obj.metadata.labels, selectorFromSpec(c.spec.selector)))
+      .filter(
+        (c) =>
+          matchesSelector(obj.metadata.labels, selectorFromSpec(c.spec.selector)) ||
+          (c.status.targets ?? []).includes(obj.metadata.name),
+      )
       .map(refOf);
   };
   return {
