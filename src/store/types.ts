@@ -92,12 +92,6 @@ export interface ObjectStore {
     name: string,
   ): Promise<T | undefined>;
   getByUid<T extends AnyObject = ApiObject>(type: TypeKey, uid: string): Promise<T | undefined>;
-  /**
-   * Commit now any write to this object that the engine is holding back to batch it, so that a
-   * reader catching up through {@link changes} sees every write asked for before its read, as a
-   * `get` would. Engines that commit each write at once leave it out.
-   */
-  settle?(type: TypeKey, namespace: string, name: string): void;
   list<T extends AnyObject = ApiObject>(type: TypeKey, options?: ListOptions): Promise<ListResult<T>>;
   /** Number of objects of a type (in a namespace when given). */
   count(type: TypeKey, namespace?: string): Promise<number>;

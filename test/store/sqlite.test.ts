@@ -78,11 +78,11 @@ test('sqlite: writes issued together commit together, each with its own outcome;
   }
 });
 
-test('sqlite: a read sees every write asked for before it, committed or waiting for its batch', async () => {
+test('sqlite: a read sees every write asked for before it, committed or waiting for the end of the turn', async () => {
   const store = new SqliteStore({ path: ':memory:' });
   try {
     const first = store.create(widget('a'));
-    // not awaited: the read commits the waiting write first
+    // not awaited: the read runs in the turn's open transaction
     assert.equal((await store.get(type, 'p1', 'a'))?.metadata.name, 'a');
     const a = await first;
     const grown = store.update({ ...a, spec: { size: 2 } });
@@ -106,6 +106,57 @@ test('sqlite: a read sees every write asked for before it, committed or waiting 
     assert.deepEqual(fresh.spec, { size: 3 });
     await pending;
     assert.deepEqual((await store.update({ ...fresh, spec: { size: 4 } })).spec, { size: 4 });
+  } finally {
+    await store.close();
+  }
+});
+
+test('sqlite: the turn’s writes commit at its end, not when this connection reads them; another connection sees them then', async () => {
+  const path = join(dir, 'turn', 'store.sqlite');
+  const mine = new SqliteStore({ path });
+  const other = new SqliteStore({ path });
+  try {
+    const made = mine.create(widget('a'));
+    assert.equal((await mine.get(type, 'p1', 'a'))?.metadata.name, 'a');
+    assert.equal(await mine.count(type, 'p1'), 1);
+    // the reads above committed nothing: another process does not see the write yet
+    assert.equal(await other.get(type, 'p1', 'a'), undefined);
+    const a = await made;
+    assert.equal((await other.get(type, 'p1', 'a'))?.metadata.resourceVersion, a.metadata.resourceVersion);
+  } finally {
+    await mine.close();
+    await other.close();
+  }
+});
+
+test('sqlite: when the database fails a turn’s transaction, every write of the turn fails, its revisions are never reused and a feed reader that saw them lists again', async () => {
+  const store = new SqliteStore({ path: ':memory:' });
+  try {
+    const head = await store.currentRevision();
+    const first = store.create(widget('a'));
+    // this connection's feed shows the write before its commit
+    assert.deepEqual(
+      (await store.changes(head)).map((e) => [e.object.metadata.name, e.revision]),
+      [['a', head + 1]],
+    );
+    // a write the database cannot store (not a refusal: no MagnetarError) fails the transaction
+    const broken = store.create({ ...widget('b'), spec: { size: 10n } });
+    const outcomes = await Promise.allSettled([first, broken]);
+    assert.deepEqual(
+      outcomes.map((o) => o.status),
+      ['rejected', 'rejected'],
+    );
+    assert.equal(await store.get(type, 'p1', 'a'), undefined);
+    await assert.rejects(
+      store.changes(head + 1),
+      (e: unknown) => e instanceof ConflictError && e.code === 'Expired',
+    );
+    const again = await store.create(widget('a'));
+    assert.ok(Number(again.metadata.resourceVersion) > head + 1, 'a lost revision is not handed out again');
+    assert.deepEqual(
+      (await store.changes(head)).map((e) => [e.object.metadata.name, e.revision]),
+      [['a', Number(again.metadata.resourceVersion)]],
+    );
   } finally {
     await store.close();
   }

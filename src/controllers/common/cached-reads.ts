@@ -16,8 +16,8 @@ import type { ObjectCache } from './object-cache.ts';
  * Every reconcile reads its own object and its cluster, often its owner and infrastructure too:
  * about four thousand reads per cluster built. From the store, each is a query and a JSON parse
  * of a row the cache has already decoded from the feed. The answer is the same: the cache
- * catches up with the store's current revision (and has a batched write committed) before it
- * answers, and hands out a copy the caller may change.
+ * catches up with the store's current revision before it answers, and hands out a copy the
+ * caller may change.
  */
 export class CachedReads implements ObjectStore {
   constructor(
@@ -45,10 +45,6 @@ export class CachedReads implements ObjectStore {
 
   getByUid<T extends AnyObject = ApiObject>(type: TypeKey, uid: string): Promise<T | undefined> {
     return this.store.getByUid<T>(type, uid);
-  }
-
-  settle(type: TypeKey, namespace: string, name: string): void {
-    this.store.settle?.(type, namespace, name);
   }
 
   list<T extends AnyObject = ApiObject>(type: TypeKey, options?: ListOptions): Promise<ListResult<T>> {

@@ -57,12 +57,11 @@ export class ObjectCache {
   }
 
   /**
-   * One object of a cached type, as a fresh `get` would return it: a write held back for a batch
-   * is committed first, and the cache catches up with the store. The caller gets its own copy
-   * and may change it.
+   * One object of a cached type, as a fresh `get` would return it: the cache catches up with the
+   * store's head as this process sees it (writes not yet committed included). The caller gets
+   * its own copy and may change it.
    */
   async get<T extends AnyObject>(type: TypeKey, namespace: string, name: string): Promise<T | undefined> {
-    this.store.settle?.(type, namespace, name);
     await this.sync();
     const obj = this.all.get(type)?.get(`${namespace}/${name}`);
     return obj === undefined ? undefined : (cloneJson(obj) as unknown as T);

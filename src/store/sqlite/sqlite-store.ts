@@ -39,32 +39,10 @@ interface ObjectRow {
   data: string;
 }
 
-/** What a waiting write touches: a type, and the object's key when its name is known. */
-interface Touch {
-  type: TypeKey;
-  key?: string;
-}
-
-function objectKey(type: TypeKey, namespace: string, name: string): string {
-  return `${type}\u0000${namespace}\u0000${name}`;
-}
-
-/** What an object write touches. */
-function touchOf(object: {
-  apiVersion: string;
-  kind: string;
-  metadata: { namespace?: string; name?: string };
-}): Touch {
-  const type = typeOf(object);
-  const { namespace, name } = object.metadata;
-  return name && namespace !== undefined ? { type, key: objectKey(type, namespace, name) } : { type };
-}
-
-/** A write waiting for its group commit. */
-interface PendingWrite {
-  fn: () => unknown;
-  /** Several objects written all or nothing: the write gets a savepoint of its own. */
-  atomic: boolean;
+/** A write done in the open transaction, waiting for its commit to report its outcome. */
+interface WaitingWrite {
+  ok: boolean;
+  value: unknown;
   resolve: (value: unknown) => void;
   reject: (err: Error) => void;
 }
@@ -78,25 +56,28 @@ export class SqliteStore implements ObjectStore {
   private notifyPending = false;
   private readonly stmts;
   private readonly cache = new Map<string, Database.Statement<unknown[], unknown>>();
-  /** Writes waiting for the next group commit (see {@link tx}), and what they touch. */
-  private pending: PendingWrite[] = [];
-  private readonly pendingTypes = new Set<TypeKey>();
-  private readonly pendingKeys = new Set<string>();
-  /** Types with a waiting create whose name is generated. */
-  private readonly pendingUnnamed = new Set<TypeKey>();
-  /** A multi-object write inside a batch: a savepoint of the batch's transaction. */
+  /** Writes done in the open transaction, told their outcome when it commits (see {@link tx}). */
+  private waiting: WaitingWrite[] = [];
+  /** A multi-object write: a savepoint of the open transaction. */
   private readonly savepoint: Database.Transaction<(fn: () => unknown) => unknown>;
-  private readonly runBatch: Database.Transaction<
-    (batch: PendingWrite[]) => { ok: boolean; value: unknown }[]
-  >;
   /**
-   * The revision counter while a batch's transaction runs: read once when it starts, counted
-   * here, stored once when it ends. The transaction holds SQLite's write lock throughout, so no
-   * other process can take a revision in between.
+   * The revision counter while the turn's write transaction is open: read when it begins,
+   * counted here, stored once when it commits. The transaction holds SQLite's write lock
+   * throughout, so no other process can take a revision in between. Undefined when none is open.
    */
   private revision: number | undefined;
-  /** The counter as the last batch left it (read after its commit, see {@link flush}). */
-  private batchRevision = 0;
+  /** The stored counter when the open transaction began. */
+  private counterAtBegin = 0;
+  /** The first revision the open transaction may hand out, less one. */
+  private txStart = 0;
+  /** The highest revision this connection has ever handed out, committed or not. */
+  private issued = 0;
+  /**
+   * Revisions handed out by transactions that failed to commit (the database failed, not a
+   * write refused): readers of this connection may have seen them, so a feed read from inside
+   * one of these ranges is told to list again (see {@link changes}). They are never reused.
+   */
+  private readonly lost: [number, number][] = [];
   /** The highest revision this connection knows to be committed: its own commits, what it read. */
   private knownRevision = 0;
   /** Set by a read of the counter until the end of the event-loop turn (see {@link currentRevision}). */
@@ -148,20 +129,11 @@ export class SqliteStore implements ObjectStore {
         `INSERT INTO object_labels (seq, type, key, value) VALUES (?, ?, ?, ?)`,
       ),
       labelsRemove: db.prepare<[number]>(`DELETE FROM object_labels WHERE seq = ?`),
+      begin: db.prepare('BEGIN IMMEDIATE'),
+      commit: db.prepare('COMMIT'),
+      rollback: db.prepare('ROLLBACK'),
     };
     this.savepoint = db.transaction((fn: () => unknown) => fn());
-    this.runBatch = db.transaction((batch: PendingWrite[]) => {
-      const start = this.stmts.curRev.get()!.value;
-      this.revision = start;
-      try {
-        const outcomes = batch.map((w) => this.runWrite(w));
-        if (this.revision !== start) this.stmts.setRev.run(this.revision);
-        this.batchRevision = this.revision;
-        return outcomes;
-      } finally {
-        this.revision = undefined;
-      }
-    });
   }
 
   /**
@@ -170,12 +142,12 @@ export class SqliteStore implements ObjectStore {
    * undo and needs no savepoint; a multi-object write has one. Any other failure (the database
    * itself) rolls the whole batch back.
    */
-  private runWrite(w: PendingWrite): { ok: boolean; value: unknown } {
+  private runWrite(fn: () => unknown, atomic: boolean): { ok: boolean; value: unknown } {
     const revision = this.revision;
     try {
-      return { ok: true, value: w.atomic ? this.savepoint(w.fn) : w.fn() };
+      return { ok: true, value: atomic ? this.savepoint(fn) : fn() };
     } catch (err) {
-      if (!w.atomic && !(err instanceof MagnetarError)) throw err;
+      if (!atomic && !(err instanceof MagnetarError)) throw err;
       this.revision = revision;
       return { ok: false, value: err };
     }
@@ -217,7 +189,7 @@ export class SqliteStore implements ObjectStore {
   }
 
   private nextRevision(): number {
-    if (this.revision === undefined) throw new Error('a store write outside a batch transaction');
+    if (this.revision === undefined) throw new Error('a store write outside the write transaction');
     return ++this.revision;
   }
 
@@ -321,73 +293,105 @@ export class SqliteStore implements ObjectStore {
   }
 
   /**
-   * Group commit: the writes asked for in one turn of the event loop share one SQLite
-   * transaction, and one write's failure (a conflict, a missing object) fails only that write
-   * (see {@link runWrite}). A write's promise settles after the shared commit, so what
-   * it reports is as durable as a commit of its own; SQLite then writes each changed page once
-   * per batch instead of once per write (the store's pages, indexes, feed tail and revision
-   * counter are shared by nearly every write).
+   * Group commit: a write runs at once, in a transaction this connection opens with the turn's
+   * first write and commits at the next `setImmediate`, so the writes of one turn of the event
+   * loop share one commit and SQLite writes each changed page once per turn instead of once per
+   * write (the store's pages, indexes, feed tail and revision counter are shared by nearly every
+   * write). A write's promise settles after that commit, so what it reports is as durable as a
+   * commit of its own. One write's refusal (a conflict, a missing object) fails only that write
+   * (see {@link runWrite}).
    *
-   * Readers never see the difference: a read of an object, or a list or count of a type, that a
-   * waiting write touches commits the batch first (see {@link settle}). A read-then-write (an
-   * allocator picking a free address, a quota count, an update on the version just read) sees
-   * every write asked for before it, as it did when each write committed at once.
+   * Every read of this connection runs inside the open transaction and sees every write asked
+   * for before it: a read-then-write (an allocator picking a free address, a quota count, an
+   * update on the version just read) behaves as it would if each write committed at once, and no
+   * read has to commit anything first. Other connections see the turn's writes when they commit.
+   *
+   * When the commit itself fails (the disk, not a refusal), every write of the turn fails with
+   * its error; their revisions are never reused, and a feed reader that saw them lists again.
    */
-  private tx<R>(touches: readonly Touch[], fn: () => R, atomic = false): Promise<R> {
+  private tx<R>(fn: () => R, atomic = false): Promise<R> {
     if (!this.db.open) return Promise.reject(new Error('the store is closed'));
-    for (const t of touches) {
-      this.pendingTypes.add(t.type);
-      if (t.key === undefined) this.pendingUnnamed.add(t.type);
-      else this.pendingKeys.add(t.key);
-    }
-    return new Promise<R>((resolve, reject) => {
-      this.pending.push({ fn, atomic, resolve: resolve as (value: unknown) => void, reject });
-      if (this.pending.length === 1) setImmediate(() => this.flush());
-    });
-  }
-
-  /** Commit the waiting batch now when it writes what a read is about to read. */
-  settle(type: TypeKey, namespace?: string, name?: string): void {
-    if (!this.pendingTypes.has(type)) return;
-    if (
-      namespace === undefined ||
-      name === undefined ||
-      this.pendingUnnamed.has(type) ||
-      this.pendingKeys.has(objectKey(type, namespace, name))
-    )
-      this.flush();
-  }
-
-  /** Commit the writes waiting for the next batch (see {@link tx}). */
-  private flush(): void {
-    const batch = this.pending;
-    if (batch.length === 0) return;
-    this.pending = [];
-    this.pendingTypes.clear();
-    this.pendingKeys.clear();
-    this.pendingUnnamed.clear();
-    let outcomes: { ok: boolean; value: unknown }[];
+    let outcome: { ok: boolean; value: unknown };
     try {
-      // a write alone needs no savepoint: its failure rolls back the transaction it is alone in
-      outcomes = this.runBatch.immediate(batch);
-      this.knownRevision = Math.max(this.knownRevision, this.batchRevision);
+      this.begin();
+      outcome = this.runWrite(fn, atomic);
+      // what the write took (a refused write gave its revisions back)
+      this.issued = Math.max(this.issued, this.revision!);
+      this.knownRevision = Math.max(this.knownRevision, this.revision!);
     } catch (err) {
       const error = err instanceof Error ? err : new Error(String(err));
-      for (const w of batch) w.reject(error);
+      this.abandon(error);
+      return Promise.reject(error);
+    }
+    return new Promise<R>((resolve, reject) => {
+      this.waiting.push({ ...outcome, resolve: resolve as (value: unknown) => void, reject });
+    });
+  }
+
+  /** Open the turn's write transaction unless it is open. */
+  private begin(): void {
+    if (this.revision !== undefined) return;
+    this.stmts.begin.run();
+    try {
+      this.counterAtBegin = this.stmts.curRev.get()!.value;
+    } catch (err) {
+      this.stmts.rollback.run();
+      throw err;
+    }
+    // after a failed commit the stored counter may be behind what was handed out
+    this.txStart = Math.max(this.counterAtBegin, this.issued);
+    this.revision = this.txStart;
+    setImmediate(() => this.flush());
+  }
+
+  /** Commit the open transaction and tell its writes their outcome. */
+  private flush(): void {
+    if (this.revision === undefined) return;
+    try {
+      if (this.revision !== this.counterAtBegin) this.stmts.setRev.run(this.revision);
+      this.stmts.commit.run();
+    } catch (err) {
+      this.abandon(err instanceof Error ? err : new Error(String(err)));
       return;
     }
+    this.revision = undefined;
+    const batch = this.waiting;
+    this.waiting = [];
     this.scheduleNotify();
-    batch.forEach((w, i) => {
-      const o = outcomes[i]!;
-      if (o.ok) w.resolve(o.value);
-      else w.reject(o.value instanceof Error ? o.value : new Error(String(o.value)));
-    });
+    for (const w of batch) {
+      if (w.ok) w.resolve(w.value);
+      else w.reject(w.value instanceof Error ? w.value : new Error(String(w.value)));
+    }
+  }
+
+  /** Roll the open transaction back after a database failure: every write in it fails with `error`. */
+  private abandon(error: Error): void {
+    if (this.db.inTransaction) {
+      try {
+        this.stmts.rollback.run();
+      } catch {
+        // SQLite has already rolled back (as it does on some I/O errors)
+      }
+    }
+    if (this.revision !== undefined && this.revision > this.txStart) {
+      this.lost.push([this.txStart + 1, this.revision]);
+      this.issued = Math.max(this.issued, this.revision);
+    }
+    this.revision = undefined;
+    const batch = this.waiting;
+    this.waiting = [];
+    for (const w of batch) w.reject(error);
+  }
+
+  /** The head as this connection sees it: its open transaction included. */
+  private head(): number {
+    return this.revision ?? this.stmts.curRev.get()!.value;
   }
 
   // --- ObjectStore ---
 
   create<T extends AnyObject = ApiObject>(object: NewObject<T['spec'], T['status']>): Promise<T> {
-    return this.tx([touchOf(object)], () => this.createSync(object as NewObject) as T);
+    return this.tx(() => this.createSync(object as NewObject) as T);
   }
 
   async get<T extends AnyObject = ApiObject>(
@@ -395,13 +399,11 @@ export class SqliteStore implements ObjectStore {
     namespace: string,
     name: string,
   ): Promise<T | undefined> {
-    this.settle(type, namespace, name);
     const row = this.stmts.get.get(type, namespace, name);
     return row ? parseStoredJson<T>(row.data) : undefined;
   }
 
   async getByUid<T extends AnyObject = ApiObject>(type: TypeKey, uid: string): Promise<T | undefined> {
-    this.settle(type);
     const row = this.stmts.getUid.get(type, uid);
     return row ? parseStoredJson<T>(row.data) : undefined;
   }
@@ -410,9 +412,8 @@ export class SqliteStore implements ObjectStore {
     type: TypeKey,
     options: ListOptions = {},
   ): Promise<ListResult<T>> {
-    this.settle(type);
     const read = this.db.transaction(() => {
-      const resourceVersion = String(this.stmts.curRev.get()!.value);
+      const resourceVersion = String(this.head());
       const desc = options.descending === true;
       let cursor: number | undefined;
       if (options.continue) cursor = decodeContinue(options.continue);
@@ -477,23 +478,21 @@ export class SqliteStore implements ObjectStore {
   }
 
   async count(type: TypeKey, namespace?: string): Promise<number> {
-    this.settle(type);
     return namespace === undefined
       ? this.stmts.count.get(type)!.n
       : this.stmts.countNs.get(type, namespace)!.n;
   }
 
   async countByLabel(type: TypeKey, namespace: string, key: string): Promise<Map<string, number>> {
-    this.settle(type);
     return new Map(this.stmts.countByLabel.all(type, key, namespace).map((r) => [r.value, r.n]));
   }
 
   update<T extends AnyObject = ApiObject>(object: T): Promise<T> {
-    return this.tx([touchOf(object)], () => this.updateSync(object) as T);
+    return this.tx(() => this.updateSync(object) as T);
   }
 
   updateStatus<T extends AnyObject = ApiObject>(object: T): Promise<T> {
-    return this.tx([touchOf(object)], () => this.updateStatusSync(object) as T);
+    return this.tx(() => this.updateStatusSync(object) as T);
   }
 
   delete<T extends AnyObject = ApiObject>(
@@ -502,20 +501,11 @@ export class SqliteStore implements ObjectStore {
     name: string,
     options?: DeleteOptions,
   ): Promise<T | undefined> {
-    return this.tx(
-      [{ type, key: objectKey(type, namespace, name) }],
-      () => this.deleteSync(type, namespace, name, options) as T | undefined,
-    );
+    return this.tx(() => this.deleteSync(type, namespace, name, options) as T | undefined);
   }
 
   commit(ops: WriteOp[]): Promise<(ApiObject | undefined)[]> {
-    const touches = ops.map((op) =>
-      op.op === 'delete'
-        ? { type: op.type, key: objectKey(op.type, op.namespace, op.name) }
-        : touchOf(op.object),
-    );
     return this.tx(
-      touches,
       () =>
         ops.map((op) => {
           switch (op.op) {
@@ -534,10 +524,11 @@ export class SqliteStore implements ObjectStore {
   }
 
   /**
-   * The committed head. The controllers' object cache asks before every read, thousands of times
+   * The head as this connection's readers see it: every write of the open transaction included
+   * (see {@link tx}). The controllers' object cache asks before every read, thousands of times
    * per cluster built, and on a WAL file each query opens a read transaction. So the counter is
    * read once per event-loop turn: later calls in the same turn answer what this connection
-   * knows, which includes its own commits since and every revision it has read from the feed.
+   * knows, which includes its own writes since and every revision it has read from the feed.
    * Another process's commit in the same turn shows at the next turn, as if it had come a
    * moment later; nothing this process has seen or written is ever missing from the answer.
    */
@@ -564,6 +555,11 @@ export class SqliteStore implements ObjectStore {
     );
     // One read transaction: another process compacting between the check and the read must not
     // leave a silent gap.
+    if (this.lost.some(([lo, hi]) => afterRevision >= lo && afterRevision <= hi)) {
+      throw new ConflictError(`revision ${afterRevision} was never committed: list again`, {
+        code: 'Expired',
+      });
+    }
     const rows = this.db.transaction(() => {
       const compacted = this.stmts.compacted.get()!.value;
       if (afterRevision < compacted) {
@@ -588,6 +584,7 @@ export class SqliteStore implements ObjectStore {
   }
 
   async compact(beforeRevision: number): Promise<void> {
+    this.flush();
     this.db.transaction(() => {
       this.db.prepare('DELETE FROM feed WHERE revision < ?').run(beforeRevision);
       this.db
@@ -597,6 +594,8 @@ export class SqliteStore implements ObjectStore {
   }
 
   async acquireLease(name: string, holder: string, ttlMs: number, nowMs: number): Promise<boolean> {
+    // a lease is taken at once, not with the turn's writes: its holder acts on it right away
+    this.flush();
     const r = this.db
       .prepare(
         `INSERT INTO leases (name, holder, expires_ms) VALUES (?, ?, ?)
@@ -608,6 +607,7 @@ export class SqliteStore implements ObjectStore {
   }
 
   async releaseLease(name: string, holder: string): Promise<void> {
+    this.flush();
     this.db.prepare('DELETE FROM leases WHERE name = ? AND holder = ?').run(name, holder);
   }
 
