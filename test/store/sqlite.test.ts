@@ -1,6 +1,6 @@
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, rmSync, statSync } from 'node:fs';
 import Database from 'better-sqlite3';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -282,4 +282,30 @@ test('sqlite: the committed head includes at once what this connection wrote or 
     await mine.close();
     await other.close();
   }
+});
+
+test('sqlite: a file store’s WAL is copied into the database file by a thread of its own, not by a commit, and is gone after close', async () => {
+  const big = (name: string) => ({ ...widget(name), spec: { size: 1, blob: 'x'.repeat(3000) } });
+  const sizes = async (backgroundCheckpoints: boolean) => {
+    const path = join(dir, `ckpt-${backgroundCheckpoints}`, 'store.sqlite');
+    const store = new SqliteStore({ path, backgroundCheckpoints });
+    const before = statSync(path).size;
+    // about 1.5 MB of objects and feed entries: under SQLite's own checkpoint threshold (4 MB)
+    for (let i = 0; i < 200; i += 20)
+      await Promise.all(Array.from({ length: 20 }, (_, j) => store.create(big(`w${i + j}`))));
+    await new Promise((r) => setTimeout(r, 600));
+    const after = statSync(path).size;
+    await store.close();
+    return { before, after, walLeft: existsSync(`${path}-wal`) };
+  };
+  const background = await sizes(true);
+  assert.ok(
+    background.after > background.before + 1_000_000,
+    `the database file grew ${background.after - background.before} bytes`,
+  );
+  assert.equal(background.walLeft, false);
+  // without the thread, nothing has checkpointed yet: the writes are still only in the WAL
+  const inline = await sizes(false);
+  assert.equal(inline.after, inline.before);
+  assert.equal(inline.walLeft, false);
 });

@@ -24,6 +24,7 @@ import type {
   WatchEvent,
   WriteOp,
 } from '../types.ts';
+import { BackgroundCheckpointer } from './checkpointer.ts';
 import { sqliteMigrations } from './migrations.ts';
 
 /** Options of the SQLite engine. */
@@ -32,7 +33,17 @@ export interface SqliteStoreOptions {
   path?: string;
   /** Clock for creation/deletion timestamps. @default Date.now */
   now?: () => number;
+  /**
+   * Checkpoint the WAL on a thread of its own (see {@link BackgroundCheckpointer}) instead of in
+   * the commit that crosses SQLite's threshold. Files only. @default true
+   */
+  backgroundCheckpoints?: boolean;
 }
+
+/** WAL pages (4 KiB) after which a commit checkpoints itself: SQLite's default. */
+const AUTO_CHECKPOINT_PAGES = 1000;
+/** The same, while a checkpointing thread runs: only a safety net should it stop. */
+const SAFETY_CHECKPOINT_PAGES = 16_000;
 
 interface ObjectRow {
   seq: number;
@@ -82,6 +93,7 @@ export class SqliteStore implements ObjectStore {
   private knownRevision = 0;
   /** Set by a read of the counter until the end of the event-loop turn (see {@link currentRevision}). */
   private revisionFresh = false;
+  private readonly checkpointer: BackgroundCheckpointer | undefined;
 
   constructor(options: SqliteStoreOptions = {}) {
     const path = options.path ?? ':memory:';
@@ -93,6 +105,12 @@ export class SqliteStore implements ObjectStore {
     this.now = options.now ?? Date.now;
     this.events.setMaxListeners(0);
     this.migrate();
+    if (path !== ':memory:' && options.backgroundCheckpoints !== false) {
+      this.db.pragma(`wal_autocheckpoint = ${SAFETY_CHECKPOINT_PAGES}`);
+      this.checkpointer = new BackgroundCheckpointer(path, () => {
+        if (this.db.open) this.db.pragma(`wal_autocheckpoint = ${AUTO_CHECKPOINT_PAGES}`);
+      });
+    }
     const db = this.db;
     this.stmts = {
       curRev: db.prepare<[], { value: number }>(`SELECT value FROM meta WHERE key = 'revision'`),
@@ -355,6 +373,7 @@ export class SqliteStore implements ObjectStore {
       return;
     }
     this.revision = undefined;
+    this.checkpointer?.committed();
     const batch = this.waiting;
     this.waiting = [];
     this.scheduleNotify();
@@ -631,6 +650,7 @@ export class SqliteStore implements ObjectStore {
 
   async close(): Promise<void> {
     this.flush();
+    await this.checkpointer?.close();
     this.events.removeAllListeners();
     if (this.db.open) this.db.close();
   }
