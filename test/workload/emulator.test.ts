@@ -156,6 +156,35 @@ describe('an emulated workload cluster', () => {
     assert.ok(dns.every((p) => p.status.phase === 'Running' && p.spec.nodeName === 'prod-cp-a'));
   });
 
+  test('a node list answers each change of the nodes, with the version of the change', async () => {
+    const c = await client();
+    const listed = async () => {
+      // The list as it comes over the wire (listNodes keeps only the items).
+      const http = (
+        c as unknown as { http: { send(r: { method: string; path: string }): Promise<{ body: unknown }> } }
+      ).http;
+      const body = (await http.send({ method: 'GET', path: '/api/v1/nodes' })).body as {
+        kind: string;
+        metadata: { resourceVersion: string };
+        items: { metadata: { name: string }; spec: { unschedulable?: boolean } }[];
+      };
+      assert.equal(body.kind, 'NodeList');
+      return body;
+    };
+    const first = await listed();
+    assert.equal((await listed()).metadata.resourceVersion, first.metadata.resourceVersion, 'unchanged');
+    await c.cordon('prod-cp-a');
+    const cordoned = await listed();
+    assert.equal(cordoned.items[0]!.spec.unschedulable, true);
+    assert.ok(Number(cordoned.metadata.resourceVersion) > Number(first.metadata.resourceVersion));
+    await c.uncordon('prod-cp-a');
+    const back = await listed();
+    assert.equal(back.items[0]!.spec.unschedulable, undefined);
+    assert.ok(Number(back.metadata.resourceVersion) > Number(cordoned.metadata.resourceVersion));
+    const node = (await c.getNode('prod-cp-a'))!;
+    assert.deepEqual(back.items[0], node, 'the listed node is the node as read alone');
+  });
+
   test("a client's requests to a cluster share one kept-alive connection", () =>
     withAcceptedSockets(async (c, accepted) => {
       await c.version();

@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import {
   applyPatch,
+  cloneJson,
   kubeStatus,
   NotFoundError,
   type Clock,
@@ -98,6 +99,8 @@ export class ClusterModel {
   private readonly podNet: [number, number];
   private nextPodIp = 2;
   private nextNodeIndex = 0;
+  /** The whole NodeList as JSON text, rendered once per resource version (see {@link nodeListJson}). */
+  private nodeList: { rv: number; text: string } | undefined;
   /** When the cluster was initialized (first node), for the ages of cluster-wide objects. */
   private initializedAt: string | undefined;
   readonly uids = {
@@ -138,7 +141,7 @@ export class ClusterModel {
       rv: this.rv,
       type,
       kind: object.kind === 'Node' ? 'Node' : 'Pod',
-      object: structuredClone(object),
+      object: cloneJson(object),
     };
     this.history.push(event);
     if (this.history.length > HISTORY) this.history.shift();
@@ -162,12 +165,35 @@ export class ClusterModel {
   // ---------------------------------------------------------------- reads
 
   listNodes(): KubeNode[] {
-    return [...this.nodes.values()].map((n) => structuredClone(n));
+    return [...this.nodes.values()].map((n) => cloneJson(n));
+  }
+
+  /**
+   * `GET /api/v1/nodes` without selectors, as JSON text: what Magnetar's own health probe asks
+   * every cluster for once a minute, so it is rendered once per resource version (as a real API
+   * server serves lists from its watch cache) rather than cloned and serialized on every call.
+   */
+  nodeListJson(): string {
+    if (this.nodeList?.rv !== this.rv) {
+      const items = [...this.nodes.values()].sort((a, b) =>
+        (a.metadata.name ?? '').localeCompare(b.metadata.name ?? ''),
+      );
+      this.nodeList = {
+        rv: this.rv,
+        text: JSON.stringify({
+          apiVersion: 'v1',
+          kind: 'NodeList',
+          metadata: { resourceVersion: this.resourceVersion },
+          items,
+        }),
+      };
+    }
+    return this.nodeList.text;
   }
 
   getNode(name: string): KubeNode | undefined {
     const n = this.nodes.get(name);
-    return n && structuredClone(n);
+    return n && cloneJson(n);
   }
 
   hasNode(name: string): boolean {
@@ -188,12 +214,12 @@ export class ClusterModel {
   listPods(namespace?: string): KubePod[] {
     return [...this.pods.values()]
       .filter((p) => !namespace || p.metadata.namespace === namespace)
-      .map((p) => structuredClone(p));
+      .map((p) => cloneJson(p));
   }
 
   getPod(namespace: string, name: string): KubePod | undefined {
     const p = this.pods.get(`${namespace}/${name}`);
-    return p && structuredClone(p);
+    return p && cloneJson(p);
   }
 
   // ---------------------------------------------------------------- nodes
@@ -264,14 +290,14 @@ export class ClusterModel {
     }
     this.emit('DELETED', node);
     this.reconcileCoredns();
-    return structuredClone(node);
+    return cloneJson(node);
   }
 
   /** Apply a patch from the API: labels, annotations, `spec.unschedulable` and `spec.taints` may change. */
   patchNode(name: string, type: PatchType, patch: unknown): KubeNode {
     const node = this.nodes.get(name);
     if (!node) throw notFound('nodes', name);
-    const next = applyPatch(type, structuredClone(node), patch) as Partial<KubeNode> | null;
+    const next = applyPatch(type, cloneJson(node), patch) as Partial<KubeNode> | null;
     const spec = (next?.spec ?? {}) as Partial<KubeNode['spec']>;
     const meta = next?.metadata ?? {};
     node.metadata.labels = stringMap(meta.labels);
@@ -289,7 +315,7 @@ export class ClusterModel {
     syncTaints(node, this.nodeMeta.get(name)?.controlPlane ?? false);
     this.emit('MODIFIED', node);
     if (!unschedulable) this.reconcileCoredns();
-    return structuredClone(node);
+    return cloneJson(node);
   }
 
   // ---------------------------------------------------------------- pods
@@ -326,7 +352,7 @@ export class ClusterModel {
     } else if (owner?.kind === 'ReplicaSet') {
       this.reconcileCoredns();
     }
-    return structuredClone(pod);
+    return cloneJson(pod);
   }
 
   /** The eviction API: delete unless a disruption budget forbids it. */

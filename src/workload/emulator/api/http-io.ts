@@ -87,7 +87,11 @@ export async function readJson(req: IncomingMessage): Promise<unknown> {
 
 /** Send a JSON answer. */
 export function sendJson(res: ServerResponse, status: number, body: unknown): void {
-  const text = JSON.stringify(body);
+  sendJsonText(res, status, JSON.stringify(body));
+}
+
+/** Send JSON already rendered as text. */
+export function sendJsonText(res: ServerResponse, status: number, text: string): void {
   res.writeHead(status, {
     'content-type': 'application/json',
     'content-length': Buffer.byteLength(text),

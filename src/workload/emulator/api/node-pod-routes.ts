@@ -1,4 +1,5 @@
 import {
+  acceptsTable,
   InputError,
   kubeSuccess,
   matchesFieldSelector,
@@ -16,7 +17,15 @@ import {
 } from '../../../domain/index.ts';
 import { notFound } from '../cluster-model.ts';
 import { methodNotAllowed, type RequestContext } from './context.ts';
-import { listQuery, readJson, sendJson, sendList, sendObject, sendText } from './http-io.ts';
+import {
+  listQuery,
+  readJson,
+  sendJson,
+  sendJsonText,
+  sendList,
+  sendObject,
+  sendText,
+} from './http-io.ts';
 import { serveWatch } from './watch.ts';
 
 /**
@@ -77,6 +86,11 @@ export async function serveNodes(ctx: RequestContext, name: string | undefined):
   const now = ctx.view.clock.now();
   if (name === undefined) {
     if (ctx.method !== 'GET') throw methodNotAllowed(ctx, 'nodes');
+    const q = listQuery(ctx.url);
+    if (!q.watch && !q.labelSelector && !q.fieldSelector && !acceptsTable(ctx.req.headers.accept)) {
+      sendJsonText(ctx.res, 200, model.nodeListJson());
+      return;
+    }
     list(ctx, 'Node', () => model.listNodes(), NODE_FIELDS, nodePrinter);
     return;
   }
