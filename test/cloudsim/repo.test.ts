@@ -3,6 +3,7 @@ import assert from 'node:assert/strict';
 import { z } from 'zod';
 import { SqliteStore } from '../../src/store/index.ts';
 import { Repo } from '../../src/cloudsim/core/repo.ts';
+import { labelValue } from '../../src/cloudsim/core/labels.ts';
 import { CLOUD_API_VERSION, cloudType } from '../../src/cloudsim/core/kinds.ts';
 
 const Rec = z.object({ name: z.string(), size: z.number().default(1) });
@@ -77,6 +78,42 @@ test('embedded cloud rows: index labels follow the record on create and update, 
     assert.deepEqual(await inGroup('g1'), ['old']);
     assert.equal((await repo.get('p1', 'old'))!.object.metadata.labels?.owner, 'y');
     assert.equal(await repo.reindex(), 0);
+  } finally {
+    await store.close();
+  }
+});
+
+test('embedded cloud rows: long names that share a prefix get index values of their own, and rows labelled by the old truncation are relabelled', async () => {
+  const prefix = 'k8s-clusterapi-cluster-0123456789abcdef0123456789abcdef-'; // as Cluster API names things
+  const a = `${prefix}bench-0001-network`;
+  const b = `${prefix}bench-0002-network`;
+  assert.ok(a.length > 63 && a.slice(0, 63) === b.slice(0, 63), 'the two names agree on 63 characters');
+  assert.notEqual(labelValue(a), labelValue(b));
+  for (const v of [labelValue(a), labelValue(b)]) assert.ok(v.length <= 63 && /^[A-Za-z0-9_.-]+$/.test(v), v);
+  assert.equal(labelValue('short name'), 'short_name', 'short text keeps its readable form');
+
+  const store = new SqliteStore({ path: ':memory:' });
+  try {
+    const Named = z.object({ name: z.string() });
+    const repo = new Repo(store, 'Network', Named, (rec) => ({ name: labelValue(rec.name) }));
+    // stored by a version that cut names at 63 characters
+    for (const [id, name] of [
+      ['n1', a],
+      ['n2', b],
+    ] as const)
+      await store.create({
+        apiVersion: CLOUD_API_VERSION,
+        kind: 'Network',
+        metadata: { name: id, namespace: 'p1', uid: id, labels: { name: name.slice(0, 63) } },
+        spec: { name },
+      });
+    assert.equal(await repo.reindex(), 2);
+    const found = await repo.list({ project: 'p1', labels: { name: labelValue(b) } });
+    assert.deepEqual(
+      found.map((r) => r.id),
+      ['n2'],
+      'the index narrows to the one row',
+    );
   } finally {
     await store.close();
   }
