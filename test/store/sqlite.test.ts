@@ -309,3 +309,37 @@ test('sqlite: a file store’s WAL is copied into the database file by a thread 
   assert.equal(inline.after, inline.before);
   assert.equal(inline.walLeft, false);
 });
+
+test('sqlite: a database from before the object counts is counted when it opens, and the counts follow every write after', async () => {
+  const path = join(dir, 'counts', 'store.sqlite');
+  const first = new SqliteStore({ path });
+  await Promise.all(['a', 'b', 'c'].map((n) => first.create(widget(n))));
+  await first.create({ ...widget('x'), metadata: { name: 'x', namespace: 'p2' } });
+  await first.close();
+  // as a release before the counts left it
+  const raw = new Database(path);
+  raw.exec(`DROP TRIGGER objects_count_insert; DROP TRIGGER objects_count_delete; DROP TABLE object_counts;
+            DELETE FROM schema_migrations WHERE version = 4`);
+  raw.close();
+  const again = new SqliteStore({ path });
+  try {
+    assert.equal(await again.count(type, 'p1'), 3);
+    assert.equal(await again.count(type, 'p2'), 1);
+    assert.equal(await again.count(type), 4);
+    await again.delete(type, 'p1', 'a');
+    await again.create(widget('d'));
+    await again.create(widget('e'));
+    // a batch refused as a whole counts nothing
+    await assert.rejects(
+      again.commit([
+        { op: 'create', object: widget('f') },
+        { op: 'create', object: widget('d') },
+      ]),
+    );
+    assert.equal(await again.count(type, 'p1'), 4);
+    assert.equal(await again.count(type), 5);
+    assert.equal(await again.count(type, 'p3'), 0);
+  } finally {
+    await again.close();
+  }
+});

@@ -130,9 +130,11 @@ export class SqliteStore implements ObjectStore {
       ),
       remove: db.prepare(`DELETE FROM objects WHERE type = ? AND namespace = ? AND name = ?`),
       feed: db.prepare(`INSERT INTO feed (revision, type, event, data) VALUES (?, ?, ?, ?)`),
-      count: db.prepare<[string], { n: number }>(`SELECT count(*) AS n FROM objects WHERE type = ?`),
+      count: db.prepare<[string], { n: number }>(
+        `SELECT coalesce(sum(n), 0) AS n FROM object_counts WHERE type = ?`,
+      ),
       countNs: db.prepare<[string, string], { n: number }>(
-        `SELECT count(*) AS n FROM objects WHERE type = ? AND namespace = ?`,
+        `SELECT n FROM object_counts WHERE type = ? AND namespace = ?`,
       ),
       countByLabel: db.prepare<[string, string, string], { value: string; n: number }>(
         `SELECT l.value AS value, count(*) AS n FROM object_labels l
@@ -499,7 +501,7 @@ export class SqliteStore implements ObjectStore {
   async count(type: TypeKey, namespace?: string): Promise<number> {
     return namespace === undefined
       ? this.stmts.count.get(type)!.n
-      : this.stmts.countNs.get(type, namespace)!.n;
+      : (this.stmts.countNs.get(type, namespace)?.n ?? 0);
   }
 
   async countByLabel(type: TypeKey, namespace: string, key: string): Promise<Map<string, number>> {
