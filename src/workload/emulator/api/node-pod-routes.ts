@@ -17,15 +17,7 @@ import {
 } from '../../../domain/index.ts';
 import { notFound } from '../cluster-model.ts';
 import { methodNotAllowed, type RequestContext } from './context.ts';
-import {
-  listQuery,
-  readJson,
-  sendJson,
-  sendJsonText,
-  sendList,
-  sendObject,
-  sendText,
-} from './http-io.ts';
+import { listQuery, readJson, sendJson, sendJsonText, sendList, sendObject, sendText } from './http-io.ts';
 import { serveWatch } from './watch.ts';
 
 /**
