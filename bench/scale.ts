@@ -142,7 +142,9 @@ export async function benchScale(options: { clusters?: number } = {}): Promise<v
     // Idle: every cluster up, nothing asked for. First the wind-down after the burst: the last
     // reconciles, then the one full collection of the heap the burst grew (about a second of CPU
     // on the main and helper threads at 1000 clusters, whenever it comes); the wind-down lasts
-    // `MAGNETAR_BENCH_SETTLE_S` and on until that collection has been seen, two minutes at most.
+    // `MAGNETAR_BENCH_SETTLE_S` and on until a full collection has been seen, two minutes at most.
+    // V8's memory reducer may still run one more once allocation has calmed down (seen in the
+    // idle window at 1000 clusters: about 4 points of one core, most of it on helper threads).
     // Then the idle window proper: one workload probe period (a minute) by default, so each
     // cluster's probe falls in it once, wherever it starts.
     const windDown = await cpuOver(Number(process.env.MAGNETAR_BENCH_SETTLE_S ?? 30) * 1000, {
