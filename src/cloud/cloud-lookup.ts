@@ -9,7 +9,7 @@ import type {
 } from '../domain/index.ts';
 import { createCloudClients, type CloudClients } from './clients.ts';
 import { isNotFound } from './cloud-error.ts';
-import { CloudConfigError } from './clouds-config.ts';
+import { CloudConfigError, type EndpointInterface } from './clouds-config.ts';
 import { HttpTransport } from './http-transport.ts';
 import { Session, type SessionOptions } from './session.ts';
 
@@ -27,6 +27,8 @@ export interface CloudLookupOptions {
   authUrl?: string | (() => string);
   /** Options of the sessions made for `authUrl`. */
   sessionOptions?: SessionOptions;
+  /** The catalog interface those sessions call the services on. @default public */
+  interface?: EndpointInterface;
   /** Callers (token + project) whose sessions are kept, so one request's look-ups share one token exchange. @default 256 */
   cacheSize?: number;
 }
@@ -53,7 +55,11 @@ export function createCloudLookup(options: CloudLookupOptions): ClosableCloudLoo
       transport ??= new HttpTransport();
       const scope: Record<string, string> = auth.projectId ? { project_id: auth.projectId } : {};
       return new Session(
-        { authType: 'v3token', auth: { auth_url: authUrl, token: auth.token, ...scope } },
+        {
+          authType: 'v3token',
+          auth: { auth_url: authUrl, token: auth.token, ...scope },
+          ...(options.interface ? { interface: options.interface } : {}),
+        },
         { ...(options.sessionOptions ?? {}), transport },
       );
     });

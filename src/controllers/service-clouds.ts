@@ -3,6 +3,7 @@ import {
   CloudError,
   Session,
   type CloudClients,
+  type EndpointInterface,
   type SessionOptions,
 } from '../cloud/index.ts';
 import type { Clock } from '../domain/index.ts';
@@ -19,6 +20,8 @@ export interface ServiceCloudsOptions {
   clock: Clock;
   /** Session options (timeouts, retries). */
   session?: SessionOptions;
+  /** The catalog interface the controllers call the services on. @default public */
+  interface?: EndpointInterface;
 }
 
 /** Cloud access of the controllers: clients per tenant project, as Magnetar's service user. */
@@ -41,7 +44,11 @@ export function createServiceClouds(options: ServiceCloudsOptions): ServiceCloud
     if (hit && hit.token === token) return hit;
     hit?.session.close();
     const session = new Session(
-      { authType: 'v3token', auth: { auth_url: options.authUrl, token, project_id: projectId } },
+      {
+        authType: 'v3token',
+        auth: { auth_url: options.authUrl, token, project_id: projectId },
+        ...(options.interface ? { interface: options.interface } : {}),
+      },
       { clock: options.clock, ...options.session },
     );
     const entry = { token, session, clients: createCloudClients(session) };

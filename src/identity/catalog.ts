@@ -12,6 +12,11 @@ export interface ServiceRegistration {
    * project simply ignores the argument.
    */
   urlForProject: (projectId: string) => string;
+  /**
+   * The endpoint URL of the `internal` interface, where the service listens for other services
+   * (Keystone's internal endpoints). @default the public URL
+   */
+  internalUrlForProject?: (projectId: string) => string;
   /** @default '' */
   description?: string;
 }
@@ -59,8 +64,10 @@ export class ServiceCatalog {
     this.registrations.set(`${reg.type}\u0000${reg.name}`, reg);
   }
 
-  private build(reg: ServiceRegistration, url: string): CatalogService {
+  private build(reg: ServiceRegistration, projectId: string): CatalogService {
     const id = stableId('service', reg.type, reg.name);
+    const url = reg.urlForProject(projectId);
+    const internal = reg.internalUrlForProject?.(projectId) ?? url;
     return {
       id,
       type: reg.type,
@@ -71,7 +78,7 @@ export class ServiceCatalog {
         serviceId: id,
         interface: iface,
         region: this.region,
-        url,
+        url: iface === 'internal' ? internal : url,
       })),
     };
   }
@@ -84,16 +91,14 @@ export class ServiceCatalog {
     const out: CatalogService[] = [];
     for (const reg of this.registrations.values()) {
       const template = reg.urlForProject(PROJECT_ID_TEMPLATE);
-      if (projectId !== undefined) out.push(this.build(reg, reg.urlForProject(projectId)));
-      else if (!template.includes(PROJECT_ID_TEMPLATE)) out.push(this.build(reg, template));
+      if (projectId !== undefined) out.push(this.build(reg, projectId));
+      else if (!template.includes(PROJECT_ID_TEMPLATE)) out.push(this.build(reg, PROJECT_ID_TEMPLATE));
     }
     return out;
   }
 
   /** Every service with endpoint URLs as templates (`/v3/services`, `/v3/endpoints`). */
   all(): CatalogService[] {
-    return [...this.registrations.values()].map((reg) =>
-      this.build(reg, reg.urlForProject(PROJECT_ID_TEMPLATE)),
-    );
+    return [...this.registrations.values()].map((reg) => this.build(reg, PROJECT_ID_TEMPLATE));
   }
 }

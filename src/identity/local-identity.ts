@@ -183,6 +183,15 @@ export class LocalIdentity implements MagnetarIdentity {
     return p ? projectInfo(p) : undefined;
   }
 
+  /**
+   * Catch up with every identity change committed so far. A process that only reads this
+   * store (the embedded cloud's thread) sees other processes' writes up to `maxStalenessMs`
+   * late; it calls this before refusing a token that may be younger than its view.
+   */
+  async refresh(): Promise<void> {
+    await this.core.view.sync();
+  }
+
   async listProjects(): Promise<ProjectInfo[]> {
     await this.core.view.fresh();
     return [...this.core.view.projects.values()].map(projectInfo);
