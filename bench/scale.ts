@@ -15,9 +15,10 @@ import { startMagnetar } from '../src/main.ts';
  * has been collected once, over `MAGNETAR_BENCH_IDLE_S`, 60). `MAGNETAR_BENCH_CLUSTERS=1000` for
  * the full run.
  *
- * The store is a SQLite file, as `npm start` runs; `MAGNETAR_BENCH_STORE=memory` measures the
- * engine on an in-memory database instead (a third less CPU per cluster: the figure earlier
- * reports gave).
+ * The store is a SQLite file, as `npm start` runs, so the embedded cloud runs on its own thread
+ * with its own store file (ADR 0013) and the CPU figures count both threads;
+ * `MAGNETAR_BENCH_STORE=memory` measures the engine on an in-memory database instead, with the
+ * cloud on the main thread (the figure earlier reports gave).
  */
 export async function benchScale(options: { clusters?: number } = {}): Promise<void> {
   const n = options.clusters ?? Number(process.env.MAGNETAR_BENCH_CLUSTERS ?? 50);

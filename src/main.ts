@@ -15,7 +15,8 @@ import { createCloudLookup, loadCloudConfig } from './cloud/index.ts';
 import { identityRoutes } from './api/identity/index.ts';
 import { magnumRoutes, seedPublicTemplates } from './api/magnum/index.ts';
 import { StorePki, loadOrCreateKey } from './workload/index.ts';
-import { CLOUD_PREFIX, embeddedCloud } from './cloudsim/index.ts';
+import { CLOUD_PREFIX, CLOUD_SERVICES, embeddedCloud } from './cloudsim/index.ts';
+import { cloudProxy, moveCloudRecords, startCloudThread } from './embedded-cloud-thread.ts';
 
 /**
  * The only place that wires concrete engines together: store engine, identity, the
@@ -132,25 +133,58 @@ export async function startMagnetar(options: StartOptions): Promise<Magnetar> {
   closers.push(() => identity.close());
 
   // --- wiring: embedded cloud ---
+  // Controllers and look-ups call the cloud on this catalog interface.
+  let cloudInterface: 'internal' | undefined;
+  let movedCloudRecords = 0;
   if (config.cloud.mode === 'embedded') {
-    const embedded = embeddedCloud({ store, identity, clock, latencyMs: config.cloud.simulatedLatencyMs });
-    for (const s of embedded.services) {
-      identity.registerService({
-        type: s.type,
-        name: s.name,
-        urlForProject: (projectId) => `${getBaseUrl()}${s.path.replace('{project_id}', projectId)}`,
-      });
-    }
-    plugins.push({ name: 'embedded cloud', prefix: CLOUD_PREFIX, plugin: embedded.plugin });
     const cloudAdminProject = (await identity.listProjects()).find((p) => p.name === BOOTSTRAP.adminProject);
-    if (cloudAdminProject) await embedded.seed({ adminProjectId: cloudAdminProject.id });
-    closers.push(() => embedded.close());
+    const threaded =
+      config.cloud.thread !== false &&
+      !options.store &&
+      (options.clock === undefined || options.clock === systemClock) &&
+      identity instanceof LocalIdentity &&
+      !(config.store.engine === 'sqlite' && config.store.url === ':memory:');
+    if (threaded) {
+      // On a thread of its own (docs/adr/0013): tenants reach it under /cloud here, forwarded;
+      // the controllers at its own listener, the catalog's internal endpoints.
+      movedCloudRecords = await moveCloudRecords(store, config);
+      const local = config.host === '0.0.0.0' || config.host === '::' ? '127.0.0.1' : config.host;
+      const thread = await startCloudThread({ config, adminProjectId: cloudAdminProject?.id, host: local });
+      closers.push(() => thread.close());
+      for (const s of CLOUD_SERVICES) {
+        identity.registerService({
+          type: s.type,
+          name: s.name,
+          urlForProject: (projectId) => `${getBaseUrl()}${s.path.replace('{project_id}', projectId)}`,
+          internalUrlForProject: (projectId) => `${thread.url}${s.path.replace('{project_id}', projectId)}`,
+        });
+      }
+      plugins.push({
+        name: 'embedded cloud',
+        prefix: CLOUD_PREFIX,
+        plugin: cloudProxy(() => thread.url),
+      });
+      cloudInterface = 'internal';
+    } else {
+      const embedded = embeddedCloud({ store, identity, clock, latencyMs: config.cloud.simulatedLatencyMs });
+      for (const s of embedded.services) {
+        identity.registerService({
+          type: s.type,
+          name: s.name,
+          urlForProject: (projectId) => `${getBaseUrl()}${s.path.replace('{project_id}', projectId)}`,
+        });
+      }
+      plugins.push({ name: 'embedded cloud', prefix: CLOUD_PREFIX, plugin: embedded.plugin });
+      if (cloudAdminProject) await embedded.seed({ adminProjectId: cloudAdminProject.id });
+      closers.push(() => embedded.close());
+    }
   }
 
   // --- wiring: Magnum v1 API ---
   const magnumCloud = createCloudLookup({
     // The Keystone that issued the callers' tokens: each is exchanged there for its project's catalog.
     authUrl: () => cloudAuthUrl(),
+    ...(cloudInterface ? { interface: cloudInterface } : {}),
   });
   closers.push(() => Promise.resolve(magnumCloud.close()));
   identity.registerService({
@@ -238,6 +272,8 @@ export async function startMagnetar(options: StartOptions): Promise<Magnetar> {
 
   // >>> revision feed compaction: the feed keeps at least five minutes of history, not all of it
   closers.push(startFeedCompaction({ store, clock, log: app.log.child({ component: 'store' }) }));
+  if (movedCloudRecords > 0)
+    app.log.info({ records: movedCloudRecords }, 'embedded cloud: records moved to its own store');
   // <<< revision feed compaction
 
   // >>> catalog registration (identity mode keystone): the Magnum API as container-infra
@@ -303,6 +339,7 @@ export async function startMagnetar(options: StartOptions): Promise<Magnetar> {
       clock,
       // A real cloud drops connections now and then: retry what is safe to repeat.
       session: { maxRetries: config.cloud.mode === 'external' ? 3 : 0, timeoutMs: 30_000 },
+      ...(cloudInterface ? { interface: cloudInterface } : {}),
     });
     const manager = new ControllerManager({
       store,

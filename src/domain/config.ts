@@ -57,6 +57,12 @@ export const ConfigSchema = z
         emulateWorkload: z.boolean().optional(),
         /** Simulated latency of the embedded cloud's asynchronous transitions, in milliseconds. @default 3000 */
         simulatedLatencyMs: z.number().int().min(0).default(3000),
+        /**
+         * Run the embedded cloud on a thread of its own, with its own store
+         * (docs/adr/0013-embedded-cloud-thread.md). Needs a store file or PostgreSQL and local
+         * identity; otherwise, and with `false`, it runs on the main thread. @default true
+         */
+        thread: z.boolean().optional(),
       })
       .default({ mode: 'embedded', cloudName: 'magnetar', simulatedLatencyMs: 3000 }),
     controllers: z

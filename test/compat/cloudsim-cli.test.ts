@@ -11,7 +11,8 @@ import { startMagnetar, type Magnetar } from '../../src/main.ts';
  * The real `openstack` client (python-openstackclient with octaviaclient) against the embedded
  * cloud, through Magnetar's identity and the clouds.yaml Magnetar writes: the catalog, version
  * discovery and the Nova, Neutron, Octavia, Cinder and Glance wire formats as the client parses
- * them. Skips when the client is missing, unless MAGNETAR_REQUIRE_REAL_CLIENTS=1.
+ * them, as `npm start` serves them (the cloud on its own thread behind `/cloud`). Skips when the
+ * client is missing, unless MAGNETAR_REQUIRE_REAL_CLIENTS=1.
  */
 
 const required = process.env.MAGNETAR_REQUIRE_REAL_CLIENTS === '1';
@@ -61,7 +62,12 @@ async function json<T>(args: string[], cloud?: string): Promise<T> {
 void describe('openstack CLI against the embedded cloud', { skip, timeout: 30 * 60_000 }, () => {
   before(async () => {
     dataDir = mkdtempSync(join(tmpdir(), 'magnetar-cloudsim-cli-'));
-    m = await startMagnetar({ config: testConfig({ dataDir }), controllers: false, logger: false });
+    // a store file, as `npm start` runs: the cloud on its own thread, the CLI through /cloud
+    m = await startMagnetar({
+      config: testConfig({ dataDir, store: { engine: 'sqlite', url: 'magnetar.sqlite' } }),
+      controllers: false,
+      logger: false,
+    });
   });
   after(async () => {
     await m?.close();

@@ -177,7 +177,11 @@ void describe(
   () => {
     before(async () => {
       dir = mkdtempSync(join(tmpdir(), 'magnetar-kubectl-magnum-'));
-      m = await startMagnetar({ config: testConfig({ dataDir: dir }), logger: false });
+      // a store file, as `npm start` runs: the embedded cloud on its own thread
+      m = await startMagnetar({
+        config: testConfig({ dataDir: dir, store: { engine: 'sqlite', url: 'magnetar.sqlite' } }),
+        logger: false,
+      });
       user = new Session(
         loadCloudConfig({
           cloud: 'magnetar-demo-sa',

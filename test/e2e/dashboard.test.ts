@@ -15,8 +15,9 @@ import { startMagnetar, type Magnetar } from '../../src/main.ts';
  * Skips when the browser is missing, unless MAGNETAR_REQUIRE_REAL_CLIENTS=1 (then it fails).
  * With MAGNETAR_SCREENSHOTS=1 it saves the main pages to docs/screenshots/.
  *
- * The server runs with the test configuration: the embedded cloud and the emulated workload
- * clusters without simulated latency, so a cluster is complete in seconds. The test never
+ * The server runs with the test configuration on a store file, as `npm start` runs (the
+ * embedded cloud on its own thread, reached through `/cloud`), and the embedded cloud and the
+ * emulated workload clusters without simulated latency, so a cluster is complete in seconds. The test never
  * sleeps: it waits for what the page shows.
  */
 const CHROMIUM = '/usr/bin/chromium';
@@ -61,7 +62,10 @@ void describe(
       // The server and the browser start side by side.
       // launch() always starts from a fresh temporary profile (it refuses an explicit --user-data-dir).
       const [server, chrome] = await Promise.allSettled([
-        startMagnetar({ config: testConfig({ dataDir: dir }) }),
+        // on a store file, as `npm start` runs: the embedded cloud on its own thread behind /cloud
+        startMagnetar({
+          config: testConfig({ dataDir: dir, store: { engine: 'sqlite', url: 'magnetar.sqlite' } }),
+        }),
         chromium.launch({
           executablePath: CHROMIUM,
           args: [

@@ -1,0 +1,226 @@
+import type { FastifyPluginAsync, FastifyReply, FastifyRequest, HTTPMethods } from 'fastify';
+import { Agent, request as httpRequest, type IncomingHttpHeaders, type IncomingMessage } from 'node:http';
+import { basename, dirname, join, resolve } from 'node:path';
+import type { Readable } from 'node:stream';
+import { Worker } from 'node:worker_threads';
+import { CLOUD_KINDS, cloudType } from './cloudsim/index.ts';
+import type { Config } from './domain/index.ts';
+import { SqliteStore, type ObjectStore } from './store/index.ts';
+
+/**
+ * The embedded cloud on a thread of its own (docs/adr/0013-embedded-cloud-thread.md).
+ *
+ * A real cloud runs beside Magnetar, not inside it: here the embedded cloud's services run in
+ * a worker thread with their own HTTP listener on loopback and their own store, so its work
+ * (about a quarter of the event loop while clusters are built) runs on the second core. The
+ * controllers call it on the catalog's `internal` endpoints, straight at that listener; the
+ * `public` endpoints stay under `/cloud` of Magnetar's own port, forwarded to the thread, so
+ * the `openstack` CLI, the dashboard and every URL a tenant has seen keep working.
+ *
+ * The cloud's store: with SQLite, a file of its own next to Magnetar's (`<name>.cloud.sqlite`),
+ * since SQLite lets one connection write at a time and Magnetar's holds the write lock for most
+ * of a busy event-loop turn; with PostgreSQL, the same database on a pool of its own.
+ */
+
+/** What the thread needs from its parent; plain data (it crosses the thread boundary). */
+export interface CloudWorkerData {
+  config: Config;
+  /** The cloud's own store. */
+  cloudStore: Config['store'];
+  /** The project whose admin seeds the region (flavors, images, the external network). */
+  adminProjectId: string | undefined;
+  /** Address the thread listens on. */
+  host: string;
+  /** URL of the thread's entry module. */
+  entry: string;
+  /** URL of the TypeScript loader's API: a thread started from code registers it itself. */
+  loader: string;
+}
+
+/** A running cloud thread. */
+export interface CloudThread {
+  /** Base URL of the thread's listener, e.g. `http://127.0.0.1:40123` (services under `/cloud`). */
+  url: string;
+  /** Stop the thread: its listener, transitions and stores. */
+  close(): Promise<void>;
+}
+
+/** The cloud's own store for Magnetar's store configuration (see the module comment). */
+export function cloudStoreConfig(config: Config): Config['store'] {
+  if (config.store.engine === 'postgres') return config.store;
+  const url = config.store.url ?? 'magnetar.sqlite';
+  if (url === ':memory:') throw new Error('the embedded cloud thread needs a store file, not :memory:');
+  const path = resolve(config.dataDir, url);
+  return {
+    engine: 'sqlite',
+    url: join(dirname(path), `${basename(path).replace(/\.sqlite$/, '')}.cloud.sqlite`),
+  };
+}
+
+/**
+ * Earlier versions kept the cloud's records in Magnetar's SQLite file: move them to the cloud's
+ * own file, once, before the thread opens it. The copy is one transaction; the records are
+ * then deleted from Magnetar's file. Returns how many records moved.
+ */
+export async function moveCloudRecords(from: ObjectStore, config: Config): Promise<number> {
+  const target = cloudStoreConfig(config);
+  if (target.engine !== 'sqlite' || from.engine !== 'sqlite') return 0;
+  const records = [];
+  for (const kind of CLOUD_KINDS) records.push(...(await from.list(cloudType(kind))).items);
+  if (records.length === 0) return 0;
+  const to = new SqliteStore({ path: target.url!, backgroundCheckpoints: false });
+  try {
+    // A copy interrupted after its commit left the records in both files: the cloud's file wins.
+    const empty = (await Promise.all(CLOUD_KINDS.map((k) => to.count(cloudType(k))))).every((n) => n === 0);
+    if (empty)
+      await to.commit(
+        records.map((r) => ({
+          op: 'create' as const,
+          object: {
+            apiVersion: r.apiVersion,
+            kind: r.kind,
+            metadata: {
+              name: r.metadata.name,
+              namespace: r.metadata.namespace,
+              uid: r.metadata.uid,
+              labels: r.metadata.labels ?? {},
+              annotations: r.metadata.annotations ?? {},
+            },
+            spec: r.spec,
+            status: r.status,
+          },
+        })),
+      );
+  } finally {
+    await to.close();
+  }
+  for (let i = 0; i < records.length; i += 500)
+    await from.commit(
+      records.slice(i, i + 500).map((r) => ({
+        op: 'delete' as const,
+        type: cloudType(r.kind as (typeof CLOUD_KINDS)[number]),
+        namespace: r.metadata.namespace,
+        name: r.metadata.name,
+      })),
+    );
+  return records.length;
+}
+
+/** Start the cloud thread and wait until it listens. */
+export async function startCloudThread(options: {
+  config: Config;
+  adminProjectId: string | undefined;
+  host: string;
+}): Promise<CloudThread> {
+  const data: CloudWorkerData = {
+    config: options.config,
+    cloudStore: cloudStoreConfig(options.config),
+    adminProjectId: options.adminProjectId,
+    host: options.host,
+    entry: new URL('./embedded-cloud-worker.ts', import.meta.url).href,
+    loader: import.meta.resolve('tsx/esm/api'),
+  };
+  const worker = new Worker(BOOT, { eval: true, workerData: data });
+  const exited = new Promise<void>((r) => worker.once('exit', () => r()));
+  const port = await new Promise<number>((resolvePort, reject) => {
+    worker.once('error', reject);
+    worker.once('exit', (code) => reject(new Error(`the embedded cloud thread exited (code ${code})`)));
+    worker.on('message', (m: { ready?: number; failed?: string }) => {
+      if (m.ready !== undefined) resolvePort(m.ready);
+      else if (m.failed !== undefined) reject(new Error(`the embedded cloud did not start: ${m.failed}`));
+    });
+  }).catch(async (err: unknown) => {
+    await worker.terminate();
+    throw err;
+  });
+  let closing: Promise<void> | undefined;
+  return {
+    url: `http://${urlHost(options.host)}:${port}`,
+    close: () =>
+      (closing ??= (async () => {
+        worker.postMessage('close');
+        const timer = setTimeout(() => void worker.terminate(), 10_000);
+        await exited;
+        clearTimeout(timer);
+      })()),
+  };
+}
+
+const BOOT = `
+const { parentPort, workerData } = require('node:worker_threads');
+(async () => {
+  (await import(workerData.loader)).register();
+  await import(workerData.entry);
+})().catch((err) => parentPort.postMessage({ failed: String((err && err.stack) || err) }));
+`;
+
+function urlHost(host: string): string {
+  const h = host === '0.0.0.0' || host === '::' ? '127.0.0.1' : host;
+  return h.includes(':') ? `[${h}]` : h;
+}
+
+/**
+ * Headers that belong to one connection, not to the message (RFC 9110 §7.6.1), and `Expect`,
+ * which this server has already answered.
+ */
+const HOP_BY_HOP = new Set([
+  'expect',
+  'connection',
+  'keep-alive',
+  'proxy-connection',
+  'transfer-encoding',
+  'upgrade',
+  'te',
+  'trailer',
+]);
+
+function forwardable(headers: IncomingHttpHeaders): Record<string, string | string[]> {
+  const out: Record<string, string | string[]> = {};
+  for (const [k, v] of Object.entries(headers)) if (v !== undefined && !HOP_BY_HOP.has(k)) out[k] = v;
+  return out;
+}
+
+/**
+ * The public `/cloud` endpoints: every request forwarded as it came (method, path, headers,
+ * body, streamed) to the cloud thread, and its answer streamed back as it was given. The `Host`
+ * header goes along, so the links the services put in their answers name the address the
+ * client used. Body limits are the cloud's own (an image upload may be far larger than an API
+ * call), so nothing is read here.
+ */
+export function cloudProxy(target: () => string): FastifyPluginAsync {
+  const agent = new Agent({ keepAlive: true, maxSockets: 64 });
+  return async (app) => {
+    app.removeAllContentTypeParsers();
+    // the body stays a stream: handed on, not parsed
+    app.addContentTypeParser('*', (_req, payload, done) => done(null, payload));
+    app.addHook('onClose', async () => agent.destroy());
+    const handler = async (req: FastifyRequest, reply: FastifyReply) => {
+      const upstream = await new Promise<IncomingMessage>((done, fail) => {
+        const out = httpRequest(
+          new URL(req.url, target()),
+          { method: req.method, headers: forwardable(req.headers), agent },
+          done,
+        );
+        out.on('error', fail);
+        // the parser's stream when the request named a content type, the raw request otherwise
+        const body = req.body as Readable | undefined;
+        (body && typeof body.pipe === 'function' ? body : req.raw).pipe(out);
+      }).catch((err: unknown) => {
+        req.log.error({ err }, 'the embedded cloud thread is not answering');
+        return undefined;
+      });
+      if (!upstream) {
+        return reply
+          .code(503)
+          .type('application/json')
+          .send({ error: { code: 503, message: 'The embedded cloud is not answering; try again.' } });
+      }
+      void reply.code(upstream.statusCode ?? 502);
+      for (const [k, v] of Object.entries(forwardable(upstream.headers))) void reply.header(k, v);
+      return reply.send(upstream);
+    };
+    const methods: HTTPMethods[] = ['DELETE', 'GET', 'HEAD', 'PATCH', 'POST', 'PUT', 'OPTIONS'];
+    app.route({ method: methods, url: '/', handler, exposeHeadRoute: false });
+    app.route({ method: methods, url: '/*', handler, exposeHeadRoute: false });
+  };
+}
