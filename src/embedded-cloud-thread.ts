@@ -29,7 +29,7 @@ export interface CloudWorkerData {
   cloudStore: Config['store'];
   /** The project whose admin seeds the region (flavors, images, the external network). */
   adminProjectId: string | undefined;
-  /** Address the thread listens on. */
+  /** Address the thread listens on (a loopback or specific address, not a wildcard). */
   host: string;
   /** URL of the thread's entry module. */
   entry: string;
@@ -155,8 +155,7 @@ const { parentPort, workerData } = require('node:worker_threads');
 `;
 
 function urlHost(host: string): string {
-  const h = host === '0.0.0.0' || host === '::' ? '127.0.0.1' : host;
-  return h.includes(':') ? `[${h}]` : h;
+  return host.includes(':') ? `[${host}]` : host;
 }
 
 /**

@@ -144,6 +144,8 @@ export async function startMagnetar(options: StartOptions): Promise<Magnetar> {
       (options.clock === undefined || options.clock === systemClock) &&
       identity instanceof LocalIdentity &&
       !(config.store.engine === 'sqlite' && config.store.url === ':memory:');
+    // Where the services listen for other services (the catalog's internal endpoints), when apart.
+    let internalBase: string | undefined;
     if (threaded) {
       // On a thread of its own (docs/adr/0013): tenants reach it under /cloud here, forwarded;
       // the controllers at its own listener, the catalog's internal endpoints.
@@ -151,32 +153,25 @@ export async function startMagnetar(options: StartOptions): Promise<Magnetar> {
       const local = config.host === '0.0.0.0' || config.host === '::' ? '127.0.0.1' : config.host;
       const thread = await startCloudThread({ config, adminProjectId: cloudAdminProject?.id, host: local });
       closers.push(() => thread.close());
-      for (const s of CLOUD_SERVICES) {
-        identity.registerService({
-          type: s.type,
-          name: s.name,
-          urlForProject: (projectId) => `${getBaseUrl()}${s.path.replace('{project_id}', projectId)}`,
-          internalUrlForProject: (projectId) => `${thread.url}${s.path.replace('{project_id}', projectId)}`,
-        });
-      }
-      plugins.push({
-        name: 'embedded cloud',
-        prefix: CLOUD_PREFIX,
-        plugin: cloudProxy(() => thread.url),
-      });
+      plugins.push({ name: 'embedded cloud', prefix: CLOUD_PREFIX, plugin: cloudProxy(() => thread.url) });
+      internalBase = thread.url;
       cloudInterface = 'internal';
     } else {
       const embedded = embeddedCloud({ store, identity, clock, latencyMs: config.cloud.simulatedLatencyMs });
-      for (const s of embedded.services) {
-        identity.registerService({
-          type: s.type,
-          name: s.name,
-          urlForProject: (projectId) => `${getBaseUrl()}${s.path.replace('{project_id}', projectId)}`,
-        });
-      }
       plugins.push({ name: 'embedded cloud', prefix: CLOUD_PREFIX, plugin: embedded.plugin });
       if (cloudAdminProject) await embedded.seed({ adminProjectId: cloudAdminProject.id });
       closers.push(() => embedded.close());
+    }
+    for (const s of CLOUD_SERVICES) {
+      const path = (projectId: string) => s.path.replace('{project_id}', projectId);
+      identity.registerService({
+        type: s.type,
+        name: s.name,
+        urlForProject: (projectId) => `${getBaseUrl()}${path(projectId)}`,
+        ...(internalBase
+          ? { internalUrlForProject: (projectId) => `${internalBase}${path(projectId)}` }
+          : {}),
+      });
     }
   }
 
