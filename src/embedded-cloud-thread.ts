@@ -4,7 +4,7 @@ import { basename, dirname, join, resolve } from 'node:path';
 import type { Readable } from 'node:stream';
 import { Worker } from 'node:worker_threads';
 import { CLOUD_KINDS, cloudType } from './cloudsim/index.ts';
-import type { Config } from './domain/index.ts';
+import type { Config, Logger } from './domain/index.ts';
 import { SqliteStore, type ObjectStore } from './store/index.ts';
 
 /**
@@ -39,8 +39,13 @@ export interface CloudWorkerData {
 
 /** A running cloud thread. */
 export interface CloudThread {
-  /** Base URL of the thread's listener, e.g. `http://127.0.0.1:40123` (services under `/cloud`). */
-  url: string;
+  /**
+   * Base URL of the thread's listener, e.g. `http://127.0.0.1:40123` (services under `/cloud`).
+   * It changes when a thread that died has been started again.
+   */
+  readonly url: string;
+  /** Stop the thread abruptly, as a crash would (fault drills, tests); it is started again. */
+  kill(): Promise<void>;
   /** Stop the thread: its listener, transitions and stores. */
   close(): Promise<void>;
 }
@@ -106,11 +111,45 @@ export async function moveCloudRecords(from: ObjectStore, config: Config): Promi
   return records.length;
 }
 
-/** Start the cloud thread and wait until it listens. */
+/** Pause before starting again a thread that died, and between failed starts. */
+const RESTART_DELAY_MS = 1000;
+
+interface Launched {
+  worker: Worker;
+  url: string;
+  exited: Promise<number>;
+}
+
+/** Start one cloud thread and wait until it listens. */
+async function launch(data: CloudWorkerData): Promise<Launched> {
+  const worker = new Worker(BOOT, { eval: true, workerData: data });
+  const exited = new Promise<number>((r) => worker.once('exit', r));
+  // an error the thread did not catch ends it: reported through `exited`
+  worker.on('error', () => undefined);
+  const port = await new Promise<number>((resolvePort, reject) => {
+    worker.once('error', reject);
+    void exited.then((code) => reject(new Error(`the embedded cloud thread exited (code ${code})`)));
+    worker.on('message', (m: { ready?: number; failed?: string }) => {
+      if (m.ready !== undefined) resolvePort(m.ready);
+      else if (m.failed !== undefined) reject(new Error(`the embedded cloud did not start: ${m.failed}`));
+    });
+  }).catch(async (err: unknown) => {
+    await worker.terminate();
+    throw err;
+  });
+  return { worker, url: `http://${urlHost(data.host)}:${port}`, exited };
+}
+
+/**
+ * Start the cloud thread and wait until it listens. A thread that dies is started again (after
+ * {@link RESTART_DELAY_MS}, on a new port: the catalog and `/cloud` follow `url`), so the
+ * region's cloud is never silently gone; its state is in its store.
+ */
 export async function startCloudThread(options: {
   config: Config;
   adminProjectId: string | undefined;
   host: string;
+  log: () => Logger;
 }): Promise<CloudThread> {
   const data: CloudWorkerData = {
     config: options.config,
@@ -120,24 +159,37 @@ export async function startCloudThread(options: {
     entry: new URL('./embedded-cloud-worker.ts', import.meta.url).href,
     loader: import.meta.resolve('tsx/esm/api'),
   };
-  const worker = new Worker(BOOT, { eval: true, workerData: data });
-  const exited = new Promise<void>((r) => worker.once('exit', () => r()));
-  const port = await new Promise<number>((resolvePort, reject) => {
-    worker.once('error', reject);
-    worker.once('exit', (code) => reject(new Error(`the embedded cloud thread exited (code ${code})`)));
-    worker.on('message', (m: { ready?: number; failed?: string }) => {
-      if (m.ready !== undefined) resolvePort(m.ready);
-      else if (m.failed !== undefined) reject(new Error(`the embedded cloud did not start: ${m.failed}`));
-    });
-  }).catch(async (err: unknown) => {
-    await worker.terminate();
-    throw err;
-  });
+  let current = await launch(data);
   let closing: Promise<void> | undefined;
+  const watch = (thread: Launched): void => {
+    void thread.exited.then(async (code) => {
+      if (closing) return;
+      options.log().error({ code }, 'the embedded cloud thread stopped; starting it again');
+      while (!closing) {
+        await new Promise((r) => setTimeout(r, RESTART_DELAY_MS).unref());
+        if (closing) return;
+        try {
+          current = await launch(data);
+          options.log().info({ url: current.url }, 'the embedded cloud thread is back');
+          watch(current);
+          return;
+        } catch (err) {
+          options.log().error({ err }, 'the embedded cloud thread did not start again; retrying');
+        }
+      }
+    });
+  };
+  watch(current);
   return {
-    url: `http://${urlHost(options.host)}:${port}`,
+    get url() {
+      return current.url;
+    },
+    async kill() {
+      await current.worker.terminate();
+    },
     close: () =>
       (closing ??= (async () => {
+        const { worker, exited } = current;
         worker.postMessage('close');
         const timer = setTimeout(() => void worker.terminate(), 10_000);
         await exited;

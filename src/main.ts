@@ -2,7 +2,14 @@ import 'reflect-metadata';
 import type { FastifyInstance } from 'fastify';
 import { resolve } from 'node:path';
 import { buildServer, type MountedPlugin } from './api/index.ts';
-import { defaultPolicy, systemClock, type Clock, type Config } from './domain/index.ts';
+import {
+  defaultPolicy,
+  silentLogger,
+  systemClock,
+  type Clock,
+  type Config,
+  type Logger,
+} from './domain/index.ts';
 import { SqliteStore, startFeedCompaction, type ObjectStore } from './store/index.ts';
 import {
   BOOTSTRAP,
@@ -16,7 +23,7 @@ import { identityRoutes } from './api/identity/index.ts';
 import { magnumRoutes, seedPublicTemplates } from './api/magnum/index.ts';
 import { StorePki, loadOrCreateKey } from './workload/index.ts';
 import { CLOUD_PREFIX, CLOUD_SERVICES, embeddedCloud } from './cloudsim/index.ts';
-import { cloudProxy, moveCloudRecords, startCloudThread } from './embedded-cloud-thread.ts';
+import { cloudProxy, moveCloudRecords, startCloudThread, type CloudThread } from './embedded-cloud-thread.ts';
 
 /**
  * The only place that wires concrete engines together: store engine, identity, the
@@ -46,6 +53,8 @@ export interface Magnetar {
   store: ObjectStore;
   config: Config;
   clock: Clock;
+  /** The embedded cloud's thread, when it runs on one (docs/adr/0013). */
+  cloudThread?: CloudThread;
   close(): Promise<void>;
 }
 
@@ -136,6 +145,9 @@ export async function startMagnetar(options: StartOptions): Promise<Magnetar> {
   // Controllers and look-ups call the cloud on this catalog interface.
   let cloudInterface: 'internal' | undefined;
   let movedCloudRecords = 0;
+  let cloudThread: CloudThread | undefined;
+  // The server's logger, once it exists (the cloud thread starts before the server is built).
+  let lateLog: Logger = silentLogger;
   if (config.cloud.mode === 'embedded') {
     const cloudAdminProject = (await identity.listProjects()).find((p) => p.name === BOOTSTRAP.adminProject);
     const threaded =
@@ -145,16 +157,22 @@ export async function startMagnetar(options: StartOptions): Promise<Magnetar> {
       identity instanceof LocalIdentity &&
       !(config.store.engine === 'sqlite' && config.store.url === ':memory:');
     // Where the services listen for other services (the catalog's internal endpoints), when apart.
-    let internalBase: string | undefined;
+    let internalBase: (() => string) | undefined;
     if (threaded) {
       // On a thread of its own (docs/adr/0013): tenants reach it under /cloud here, forwarded;
       // the controllers at its own listener, the catalog's internal endpoints.
       movedCloudRecords = await moveCloudRecords(store, config);
       const local = config.host === '0.0.0.0' || config.host === '::' ? '127.0.0.1' : config.host;
-      const thread = await startCloudThread({ config, adminProjectId: cloudAdminProject?.id, host: local });
+      const thread = await startCloudThread({
+        config,
+        adminProjectId: cloudAdminProject?.id,
+        host: local,
+        log: () => lateLog,
+      });
+      cloudThread = thread;
       closers.push(() => thread.close());
       plugins.push({ name: 'embedded cloud', prefix: CLOUD_PREFIX, plugin: cloudProxy(() => thread.url) });
-      internalBase = thread.url;
+      internalBase = () => thread.url;
       cloudInterface = 'internal';
     } else {
       const embedded = embeddedCloud({ store, identity, clock, latencyMs: config.cloud.simulatedLatencyMs });
@@ -162,15 +180,14 @@ export async function startMagnetar(options: StartOptions): Promise<Magnetar> {
       if (cloudAdminProject) await embedded.seed({ adminProjectId: cloudAdminProject.id });
       closers.push(() => embedded.close());
     }
+    const internal = internalBase;
     for (const s of CLOUD_SERVICES) {
       const path = (projectId: string) => s.path.replace('{project_id}', projectId);
       identity.registerService({
         type: s.type,
         name: s.name,
         urlForProject: (projectId) => `${getBaseUrl()}${path(projectId)}`,
-        ...(internalBase
-          ? { internalUrlForProject: (projectId) => `${internalBase}${path(projectId)}` }
-          : {}),
+        ...(internal ? { internalUrlForProject: (projectId) => `${internal()}${path(projectId)}` } : {}),
       });
     }
   }
@@ -259,6 +276,7 @@ export async function startMagnetar(options: StartOptions): Promise<Magnetar> {
     plugins,
     ...(options.logger === undefined ? {} : { logger: options.logger }),
   });
+  lateLog = app.log;
   await app.listen({ host: config.host, port: config.port });
   const addr = app.server.address();
   if (!config.publicUrl && addr && typeof addr === 'object') baseUrl = `http://${config.host}:${addr.port}`;
@@ -394,6 +412,7 @@ export async function startMagnetar(options: StartOptions): Promise<Magnetar> {
     store,
     config,
     clock,
+    ...(cloudThread ? { cloudThread } : {}),
     async close() {
       if (closed) return;
       closed = true;

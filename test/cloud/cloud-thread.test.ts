@@ -130,6 +130,30 @@ describe('the embedded cloud on its own thread', () => {
     assert.match(anonymous.headers.get('www-authenticate') ?? '', /Keystone uri=/);
   });
 
+  test('a cloud thread that dies is started again, and tenants and the catalog follow it', async () => {
+    const thread = m.cloudThread!;
+    assert.ok(thread, 'npm start’s configuration runs the cloud on a thread');
+    await createCloudClients(demo).compute.createKeypair({ name: 'survives', publicKey: PUBLIC_KEY });
+    const before = thread.url;
+    await thread.kill();
+    const down = await fetch(`${m.url}/cloud/compute/v2.1/os-keypairs`, {
+      headers: { 'x-auth-token': await demo.token() },
+    });
+    assert.equal(down.status, 503, 'while it is down, the public endpoint says so');
+    const deadline = Date.now() + 20_000;
+    while (thread.url === before && Date.now() < deadline) await new Promise((r) => setTimeout(r, 100));
+    assert.notEqual(thread.url, before, 'started again on a new port');
+    const names = (await createCloudClients(demo).compute.listKeypairs()).map((k) => k.name);
+    assert.ok(names.includes('survives'), 'its records are kept');
+    const internal = session(dir, 'magnetar-demo', 'internal');
+    try {
+      assert.equal(new URL(await internal.endpoint('compute')).origin, thread.url);
+      assert.ok((await createCloudClients(internal).compute.listFlavors()).length >= 3);
+    } finally {
+      internal.close();
+    }
+  });
+
   test('a project made a moment ago is served at once', async () => {
     const token = await admin.token();
     const identity = `${m.url}/identity/v3`;
