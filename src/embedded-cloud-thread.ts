@@ -2,9 +2,10 @@ import type { FastifyPluginAsync, FastifyReply, FastifyRequest, HTTPMethods } fr
 import { Agent, request as httpRequest, type IncomingHttpHeaders, type IncomingMessage } from 'node:http';
 import { basename, dirname, join, resolve } from 'node:path';
 import type { Readable } from 'node:stream';
-import { Worker } from 'node:worker_threads';
+import type { Worker } from 'node:worker_threads';
 import { CLOUD_KINDS, cloudType } from './cloudsim/index.ts';
 import type { Config, Logger } from './domain/index.ts';
+import { startModuleWorker } from './domain/index.ts';
 import { SqliteStore, type ObjectStore } from './store/index.ts';
 
 /**
@@ -31,10 +32,6 @@ export interface CloudWorkerData {
   adminProjectId: string | undefined;
   /** Address the thread listens on (a loopback or specific address, not a wildcard). */
   host: string;
-  /** URL of the thread's entry module. */
-  entry: string;
-  /** URL of the TypeScript loader's API: a thread started from code registers it itself. */
-  loader: string;
 }
 
 /** A running cloud thread. */
@@ -122,7 +119,7 @@ interface Launched {
 
 /** Start one cloud thread and wait until it listens. */
 async function launch(data: CloudWorkerData): Promise<Launched> {
-  const worker = new Worker(BOOT, { eval: true, workerData: data });
+  const worker = startModuleWorker(new URL('./embedded-cloud-worker.ts', import.meta.url), data);
   const exited = new Promise<number>((r) => worker.once('exit', r));
   // an error the thread did not catch ends it: reported through `exited`
   worker.on('error', () => undefined);
@@ -156,8 +153,6 @@ export async function startCloudThread(options: {
     cloudStore: cloudStoreConfig(options.config),
     adminProjectId: options.adminProjectId,
     host: options.host,
-    entry: new URL('./embedded-cloud-worker.ts', import.meta.url).href,
-    loader: import.meta.resolve('tsx/esm/api'),
   };
   let current = await launch(data);
   let closing: Promise<void> | undefined;
@@ -197,14 +192,6 @@ export async function startCloudThread(options: {
       })()),
   };
 }
-
-const BOOT = `
-const { parentPort, workerData } = require('node:worker_threads');
-(async () => {
-  (await import(workerData.loader)).register();
-  await import(workerData.entry);
-})().catch((err) => parentPort.postMessage({ failed: String((err && err.stack) || err) }));
-`;
 
 function urlHost(host: string): string {
   return host.includes(':') ? `[${host}]` : host;

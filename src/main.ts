@@ -21,7 +21,7 @@ import {
 import { createCloudLookup, loadCloudConfig } from './cloud/index.ts';
 import { identityRoutes } from './api/identity/index.ts';
 import { magnumRoutes, seedPublicTemplates } from './api/magnum/index.ts';
-import { StorePki, loadOrCreateKey } from './workload/index.ts';
+import { KeyMakerThread, StorePki, loadOrCreateKey, type KeyMaker } from './workload/index.ts';
 import { CLOUD_PREFIX, CLOUD_SERVICES, embeddedCloud } from './cloudsim/index.ts';
 import { cloudProxy, moveCloudRecords, startCloudThread, type CloudThread } from './embedded-cloud-thread.ts';
 
@@ -192,6 +192,17 @@ export async function startMagnetar(options: StartOptions): Promise<Magnetar> {
     }
   }
 
+  // --- wiring: key making ---
+  // Clusters' CAs and certificates are made on a thread of their own, off the event loop the
+  // controllers share; with an injected clock (the virtual-time suites), on this thread.
+  let keys: KeyMaker | undefined;
+  if (options.clock === undefined || options.clock === systemClock) {
+    const thread = new KeyMakerThread(() => lateLog);
+    keys = thread;
+    closers.push(() => thread.close());
+  }
+  const pkiKeys = keys ? { keys } : {};
+
   // --- wiring: Magnum v1 API ---
   const magnumCloud = createCloudLookup({
     // The Keystone that issued the callers' tokens: each is exchanged there for its project's catalog.
@@ -213,7 +224,7 @@ export async function startMagnetar(options: StartOptions): Promise<Magnetar> {
       clock,
       policy: defaultPolicy,
       baseUrl: getBaseUrl,
-      pki: new StorePki({ store, clock, encryptionKey: loadOrCreateKey(config.dataDir) }),
+      pki: new StorePki({ store, clock, encryptionKey: loadOrCreateKey(config.dataDir), ...pkiKeys }),
       // Images, flavors, keypairs and networks are checked as the caller sees them, before the 202.
       cloud: magnumCloud,
     }),
@@ -315,7 +326,7 @@ export async function startMagnetar(options: StartOptions): Promise<Magnetar> {
     const latencyMs = config.cloud.simulatedLatencyMs;
     const emulator = new WorkloadEmulator({
       store,
-      pki: new EmulatorPki({ store, clock, encryptionKey: emulatorKey(config.dataDir) }),
+      pki: new EmulatorPki({ store, clock, encryptionKey: emulatorKey(config.dataDir), ...pkiKeys }),
       clock,
       host: '127.0.0.1',
       log: app.log,
@@ -345,6 +356,7 @@ export async function startMagnetar(options: StartOptions): Promise<Magnetar> {
       store,
       clock,
       encryptionKey: controllerKey(config.dataDir),
+      ...pkiKeys,
     });
     const clouds = createServiceClouds({
       authUrl: cloudAuthUrl(),

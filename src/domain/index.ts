@@ -14,3 +14,4 @@ export * from './policy.ts';
 export * from './kube/index.ts';
 export * from './backup.ts';
 export * from './json.ts';
+export { startModuleWorker } from './module-worker.ts';

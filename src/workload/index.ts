@@ -10,6 +10,8 @@ export {
   type ClientTlsOptions,
   type ServerTlsMaterial,
 } from './pki/store-pki.ts';
+export { inlineKeyMaker, type KeyMaker } from './pki/key-maker.ts';
+export { KeyMakerThread } from './pki/key-maker-thread.ts';
 export { loadOrCreateKey, KEY_FILE } from './pki/encryption.ts';
 export { renderKubeconfig, type KubeconfigParams } from './pki/kubeconfig.ts';
 export { CLUSTER_NAME_LABEL, CLUSTER_SECRET_TYPE, caSecretName, type CaPurpose } from './pki/ca-secrets.ts';

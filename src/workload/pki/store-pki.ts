@@ -20,17 +20,11 @@ import {
   type CaPurpose,
   type StoredKeyPair,
 } from './ca-secrets.ts';
-import {
-  createCa,
-  createServiceAccountKey,
-  issueKeyPair,
-  type PemKeyPair,
-  type SigningCa,
-} from './certificates.ts';
+import type { PemKeyPair } from './certificates.ts';
 import { signCsr } from './csr-signing.ts';
 import { open, seal } from './encryption.ts';
+import { inlineKeyMaker, SigningCaCache, type KeyMaker } from './key-maker.ts';
 import { renderKubeconfig } from './kubeconfig.ts';
-import { importSigningKey, x509 } from './x509.ts';
 
 /** Options of {@link StorePki}. */
 export interface StorePkiOptions {
@@ -40,6 +34,8 @@ export interface StorePkiOptions {
   encryptionKey: Buffer;
   /** Clusters whose decrypted signing keys stay cached in memory. @default 2048 */
   cacheSize?: number;
+  /** Where keys and certificates are made. @default on the calling thread */
+  keys?: KeyMaker;
 }
 
 /** Every CA and key of a cluster in clear PEM, for the kubeadm bootstrap data (`/etc/kubernetes/pki`). */
@@ -89,7 +85,11 @@ export class StorePki implements ClusterPki {
   private readonly clock: Clock;
   private readonly key: Buffer;
   private readonly cacheSize: number;
-  private readonly signing = new Map<string, CacheEntry<SigningCa>>();
+  private readonly keys: KeyMaker;
+  /** Each cluster's Kubernetes CA with its key decrypted, per Secret version. */
+  private readonly signing = new Map<string, CacheEntry<PemKeyPair>>();
+  /** CAs parsed for signing certificate requests (a tenant's `ca sign`; rare). */
+  private readonly csrSigning = new SigningCaCache();
   private readonly clientTls = new Map<string, CacheEntry<ClientTlsOptions>>();
   private readonly creating = new Map<string, Promise<void>>();
 
@@ -97,6 +97,7 @@ export class StorePki implements ClusterPki {
     this.store = options.store;
     this.clock = options.clock;
     this.key = options.encryptionKey;
+    this.keys = options.keys ?? inlineKeyMaker();
     this.cacheSize = options.cacheSize ?? 2048;
   }
 
@@ -110,7 +111,7 @@ export class StorePki implements ClusterPki {
     csrPem: string,
     options: { allowSystemMasters: boolean },
   ): Promise<string> {
-    const ca = await this.signingCa(cluster);
+    const ca = await this.csrSigning.get(await this.signingCa(cluster));
     return signCsr(ca, csrPem, { allowSystemMasters: options.allowSystemMasters, nowMs: this.clock.now() });
   }
 
@@ -124,7 +125,7 @@ export class StorePki implements ClusterPki {
       const ops: WriteOp[] = [];
       for (const purpose of ['ca', 'etcd', 'proxy'] as const) {
         const current = secrets[purpose]!;
-        const fresh = await createCa(cluster.displayName, this.clock.now());
+        const fresh = await this.keys.createCa(cluster.displayName, this.clock.now());
         const name = caSecretName(cluster.name, purpose);
         const generation = readCaSecret(current).generation + 1;
         ops.push({
@@ -186,7 +187,7 @@ export class StorePki implements ClusterPki {
    */
   async adminKubeconfig(cluster: PkiClusterRef, server: string): Promise<string> {
     const ca = await this.signingCa(cluster);
-    const client = await issueKeyPair(ca, {
+    const client = await this.keys.issueKeyPair(ca, {
       commonName: 'kubernetes-admin',
       organizations: ['system:masters'],
       usage: 'client',
@@ -195,7 +196,7 @@ export class StorePki implements ClusterPki {
     return renderKubeconfig({
       clusterName: cluster.name,
       server,
-      caPem: ca.cert.toString('pem').trimEnd(),
+      caPem: ca.certPem,
       ...client,
     });
   }
@@ -213,7 +214,7 @@ export class StorePki implements ClusterPki {
     const caSecret = await this.caSecret(cluster);
     return this.cached(this.clientTls, cluster, caSecret.resourceVersion, async () => {
       const ca = await this.signingCa(cluster);
-      const pair = await issueKeyPair(ca, {
+      const pair = await this.keys.issueKeyPair(ca, {
         commonName: 'magnetar',
         organizations: ['system:masters'],
         usage: 'client',
@@ -230,7 +231,7 @@ export class StorePki implements ClusterPki {
   ): Promise<ServerTlsMaterial> {
     const caSecret = await this.caSecret(cluster);
     const ca = await this.signingCa(cluster);
-    const pair = await issueKeyPair(ca, {
+    const pair = await this.keys.issueKeyPair(ca, {
       commonName: 'kube-apiserver',
       usage: 'server',
       dnsNames: names.dnsNames,
@@ -258,12 +259,14 @@ export class StorePki implements ClusterPki {
     return secret ? readCaSecret(secret) : (await this.ensure(cluster)).ca;
   }
 
-  private async signingCa(cluster: PkiClusterRef): Promise<SigningCa> {
+  private async signingCa(cluster: PkiClusterRef): Promise<PemKeyPair> {
     const caSecret = await this.caSecret(cluster);
     return this.cached(this.signing, cluster, caSecret.resourceVersion, async () => ({
-      cert: new x509.X509Certificate(caSecret.certPem),
-      key: await importSigningKey(
-        open(this.key, caSecret.sealedKey, keyContext(cluster.namespace, caSecretName(cluster.name, 'ca'))),
+      certPem: caSecret.certPem,
+      keyPem: open(
+        this.key,
+        caSecret.sealedKey,
+        keyContext(cluster.namespace, caSecretName(cluster.name, 'ca')),
       ),
     }));
   }
@@ -334,15 +337,18 @@ export class StorePki implements ClusterPki {
     cluster: PkiClusterRef,
     secrets: Record<CaPurpose, ApiObject | undefined>,
   ): Promise<void> {
-    const ops: WriteOp[] = [];
-    for (const purpose of CA_PURPOSES) {
-      if (secrets[purpose]) continue;
-      const pair =
+    const missing = CA_PURPOSES.filter((p) => !secrets[p]);
+    const pairs = await Promise.all(
+      missing.map((purpose) =>
         purpose === 'sa'
-          ? await createServiceAccountKey()
-          : await createCa(cluster.displayName, this.clock.now());
+          ? this.keys.createServiceAccountKey()
+          : this.keys.createCa(cluster.displayName, this.clock.now()),
+      ),
+    );
+    const ops: WriteOp[] = missing.map((purpose, i) => {
+      const pair = pairs[i]!;
       const name = caSecretName(cluster.name, purpose);
-      ops.push({
+      return {
         op: 'create',
         object: newCaSecret(
           cluster.namespace,
@@ -351,8 +357,8 @@ export class StorePki implements ClusterPki {
           pair.certPem,
           seal(this.key, pair.keyPem, keyContext(cluster.namespace, name)),
         ),
-      });
-    }
+      };
+    });
     try {
       await this.store.commit(ops);
     } catch (err) {
