@@ -101,4 +101,46 @@ export const sqliteMigrations: { version: number; name: string; sql: string }[] 
       END;
     `,
   },
+  {
+    version: 5,
+    name: 'label value counts',
+    // Counting a label's values in a namespace (the embedded cloud's quota usage: a label per
+    // server with its cores and RAM) walked every label row of the type and looked up each row's
+    // object: every server create cost time in proportion to the servers already there. One count
+    // per type, namespace, label key and value is kept in step with the label rows instead. When
+    // an object is deleted its row is gone before its label rows are: the object's delete
+    // trigger takes the counts down with the namespace the row had.
+    sql: `
+      CREATE TABLE label_counts (
+        type TEXT NOT NULL,
+        namespace TEXT NOT NULL,
+        key TEXT NOT NULL,
+        value TEXT NOT NULL,
+        n INTEGER NOT NULL,
+        PRIMARY KEY (type, namespace, key, value)
+      ) WITHOUT ROWID;
+      INSERT INTO label_counts (type, namespace, key, value, n)
+        SELECT l.type, o.namespace, l.key, l.value, count(*) FROM object_labels l
+          JOIN objects o ON o.type = l.type AND o.seq = l.seq
+         GROUP BY l.type, o.namespace, l.key, l.value;
+      CREATE TRIGGER object_labels_count_insert AFTER INSERT ON object_labels BEGIN
+        INSERT INTO label_counts (type, namespace, key, value, n)
+          SELECT NEW.type, o.namespace, NEW.key, NEW.value, 1 FROM objects o
+           WHERE o.type = NEW.type AND o.seq = NEW.seq
+          ON CONFLICT (type, namespace, key, value) DO UPDATE SET n = n + 1;
+      END;
+      CREATE TRIGGER object_labels_count_delete AFTER DELETE ON object_labels BEGIN
+        UPDATE label_counts SET n = n - 1
+         WHERE type = OLD.type AND key = OLD.key AND value = OLD.value
+           AND namespace = (SELECT namespace FROM objects WHERE type = OLD.type AND seq = OLD.seq);
+      END;
+      DROP TRIGGER objects_labels_delete;
+      CREATE TRIGGER objects_labels_delete AFTER DELETE ON objects BEGIN
+        UPDATE label_counts SET n = n - 1
+         WHERE type = OLD.type AND namespace = OLD.namespace
+           AND (key, value) IN (SELECT key, value FROM object_labels WHERE seq = OLD.seq);
+        DELETE FROM object_labels WHERE seq = OLD.seq;
+      END;
+    `,
+  },
 ];
