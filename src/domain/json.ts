@@ -44,3 +44,19 @@ export function cloneJson<T>(value: T): T {
   for (const k in from) out[k] = cloneJson(from[k]);
   return out as T;
 }
+
+/**
+ * Freeze a JSON value and everything in it, so one decoded copy can be handed to many readers:
+ * a reader that tries to change it throws (modules run in strict mode) instead of changing what
+ * the others see. Returns the value; a value already frozen at the top is taken as frozen through.
+ */
+export function deepFreeze<T>(value: T): T {
+  if (typeof value !== 'object' || value === null || Object.isFrozen(value)) return value;
+  if (Array.isArray(value)) {
+    for (let i = 0; i < value.length; i++) deepFreeze(value[i] as unknown);
+  } else {
+    const from = value as Record<string, unknown>;
+    for (const k in from) deepFreeze(from[k]);
+  }
+  return Object.freeze(value);
+}

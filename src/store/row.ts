@@ -1,4 +1,3 @@
-import { z } from 'zod';
 import type { ApiObject } from '../domain/index.ts';
 import type { AnyObject, WatchEvent } from './types.ts';
 
@@ -44,7 +43,7 @@ export class InvalidStoredObjectError extends Error {
   override readonly name = 'InvalidStoredObjectError';
 }
 
-const EventTypeSchema = z.enum(['ADDED', 'MODIFIED', 'DELETED']);
+const EVENT_TYPES: ReadonlySet<unknown> = new Set(['ADDED', 'MODIFIED', 'DELETED']);
 
 /** Validate a stored object (already JSON-decoded). */
 export function parseStoredObject<T extends AnyObject = ApiObject>(value: unknown): T {
@@ -60,7 +59,8 @@ export function parseStoredJson<T extends AnyObject = ApiObject>(text: string): 
 
 /** Validate a feed entry's event type. */
 export function parseEventType(value: unknown): WatchEvent['type'] {
-  return EventTypeSchema.parse(value);
+  if (!EVENT_TYPES.has(value)) throw new InvalidStoredObjectError(`unknown feed event type ${String(value)}`);
+  return value as WatchEvent['type'];
 }
 
 /** A BIGINT column as a JS number (PostgreSQL drivers hand them out as strings). */

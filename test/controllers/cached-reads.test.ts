@@ -68,15 +68,22 @@ test('cached reads: a write still waiting for its batch is committed before the 
   });
 });
 
-test('cached reads: each read is a copy the caller may change', async () => {
+test('cached reads: a read is shared and frozen: changing it in place throws and changes nothing', async () => {
   await withReads(async (store, reads) => {
     await store.create(machine('m1'));
     const first = await reads.get<ApiObject>(CapiTypes.Machine, 'p1', 'm1');
-    first!.metadata.labels.changed = 'yes';
-    (first!.spec as { replicas: number }).replicas = 9;
+    assert.throws(() => {
+      first!.metadata.labels.changed = 'yes';
+    }, TypeError);
+    assert.throws(() => {
+      (first!.spec as { replicas: number }).replicas = 9;
+    }, TypeError);
     const second = await reads.get<ApiObject>(CapiTypes.Machine, 'p1', 'm1');
     assert.equal(second?.metadata.labels.changed, undefined);
     assert.equal((second?.spec as { replicas: number }).replicas, 1);
+    // the next version is built as a new object, as every write does
+    const next = await store.update({ ...second!, spec: { ...second!.spec, replicas: 2 } });
+    assert.equal((next.spec as { replicas: number }).replicas, 2);
   });
 });
 

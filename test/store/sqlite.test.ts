@@ -343,3 +343,67 @@ test('sqlite: a database from before the object counts is counted when it opens,
     await again.close();
   }
 });
+
+test('sqlite: feed readers share one frozen copy of each entry, and a write builds on it without changing it', async () => {
+  const store = new SqliteStore({ path: join(dir, 'shared-feed', 'store.sqlite') });
+  try {
+    const made = await store.create(widget('a'));
+    assert.ok(Object.isFrozen(made) && Object.isFrozen(made.spec), 'what a write returns is frozen too');
+    const [one] = await store.changes(0);
+    const [two] = await store.changes(0, { types: [type] });
+    assert.equal(one!.object, two!.object, 'one decoded copy for both readers');
+    assert.throws(() => {
+      (one!.object.spec as { size: number }).size = 9;
+    }, TypeError);
+    const grown = await store.update({ ...one!.object, spec: { size: 2 } });
+    assert.deepEqual(grown.spec, { size: 2 });
+    assert.deepEqual(one!.object.spec, { size: 1 }, 'the version read is left as it was');
+    const events = await store.changes(0);
+    assert.deepEqual(
+      events.map((e) => [e.type, (e.object.spec as { size: number }).size]),
+      [
+        ['ADDED', 1],
+        ['MODIFIED', 2],
+      ],
+    );
+  } finally {
+    await store.close();
+  }
+});
+
+test('sqlite: entries another connection wrote are read from the file, and a refused batch leaves no entry behind', async () => {
+  const path = join(dir, 'two-writers', 'store.sqlite');
+  const a = new SqliteStore({ path });
+  const b = new SqliteStore({ path });
+  try {
+    await a.create(widget('from-a', 3));
+    const seen = await b.changes(0);
+    assert.deepEqual(
+      seen.map((e) => [e.object.metadata.name, e.object.spec]),
+      [['from-a', { size: 3 }]],
+    );
+    // the batch's first create takes a revision and is rolled back with the second
+    await assert.rejects(
+      b.commit([
+        { op: 'create', object: widget('gone', 4) },
+        { op: 'create', object: widget('from-a') },
+      ]),
+    );
+    const next = await b.create(widget('from-b', 5));
+    const all = await b.changes(0);
+    assert.deepEqual(
+      all.map((e) => [e.revision, e.object.metadata.name, e.object.spec]),
+      [
+        [1, 'from-a', { size: 3 }],
+        [Number(next.metadata.resourceVersion), 'from-b', { size: 5 }],
+      ],
+    );
+    assert.deepEqual(
+      (await a.changes(0)).map((e) => e.object.metadata.name),
+      ['from-a', 'from-b'],
+    );
+  } finally {
+    await a.close();
+    await b.close();
+  }
+});

@@ -16,8 +16,8 @@ import type { ObjectCache } from './object-cache.ts';
  * Every reconcile reads its own object and its cluster, often its owner and infrastructure too:
  * about four thousand reads per cluster built. From the store, each is a query and a JSON parse
  * of a row the cache has already decoded from the feed. The answer is the same: the cache
- * catches up with the store's current revision before it answers, and hands out a copy the
- * caller may change.
+ * catches up with the store's current revision before it answers. What it hands out is its own
+ * copy, frozen: reconcilers build each next version as a new object, as the store's writes do.
  */
 export class CachedReads implements ObjectStore {
   constructor(

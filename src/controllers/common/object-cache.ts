@@ -1,7 +1,7 @@
 import {
   CapiLabels,
-  cloneJson,
   ConflictError,
+  deepFreeze,
   LABEL_MAGNUM_CLUSTER,
   type ApiObject,
   type TypeKey,
@@ -58,13 +58,13 @@ export class ObjectCache {
 
   /**
    * One object of a cached type, as a fresh `get` would return it: the cache catches up with the
-   * store's head as this process sees it (writes not yet committed included). The caller gets
-   * its own copy and may change it.
+   * store's head as this process sees it (writes not yet committed included). The object is the
+   * cache's own, frozen: a caller builds the next version as a new object (as the store's writes
+   * do) and never changes the one it read.
    */
   async get<T extends AnyObject>(type: TypeKey, namespace: string, name: string): Promise<T | undefined> {
     await this.sync();
-    const obj = this.all.get(type)?.get(`${namespace}/${name}`);
-    return obj === undefined ? undefined : (cloneJson(obj) as unknown as T);
+    return this.all.get(type)?.get(`${namespace}/${name}`) as T | undefined;
   }
 
   /** Objects of `type` in `namespace` belonging to CAPI cluster `clusterName`. */
@@ -147,6 +147,7 @@ export class ObjectCache {
     const type = keyOf(obj);
     const all = this.all.get(type);
     if (!all) return;
+    deepFreeze(obj);
     const id = `${obj.metadata.namespace}/${obj.metadata.name}`;
     const prev = all.get(id);
     if (prev && Number(prev.metadata.resourceVersion) > Number(obj.metadata.resourceVersion)) return;

@@ -58,9 +58,19 @@ export function kcpReconciler(env: Env): Reconciler {
   };
 }
 
+/** Config hashes of the frozen (shared, read-only) specs read lately: each machine is checked against it. */
+const configHashes = new WeakMap<object, string>();
+
 /** Hash of the parts of a KubeadmControlPlane that, when changed, roll its machines. */
 export function kcpConfigHash(kcp: KubeadmControlPlaneObject): string {
-  return shortHash({ kubeadm: kcp.spec.kubeadmConfigSpec });
+  const spec = kcp.spec.kubeadmConfigSpec;
+  const shared = typeof spec === 'object' && spec !== null && Object.isFrozen(spec);
+  let hash = shared ? configHashes.get(spec) : undefined;
+  if (hash === undefined) {
+    hash = shortHash({ kubeadm: spec });
+    if (shared) configHashes.set(spec, hash);
+  }
+  return hash;
 }
 
 /** True when a control-plane machine no longer matches its KubeadmControlPlane. */

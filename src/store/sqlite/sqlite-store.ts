@@ -2,7 +2,7 @@ import Database from 'better-sqlite3';
 import { EventEmitter } from 'node:events';
 import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
-import { ConflictError, MagnetarError, NotFoundError, sameJson } from '../../domain/index.ts';
+import { ConflictError, deepFreeze, MagnetarError, NotFoundError, sameJson } from '../../domain/index.ts';
 import { matchesSelector } from '../../domain/index.ts';
 import { typeOf, type ApiObject, type NewObject, type TypeKey } from '../../domain/index.ts';
 import {
@@ -50,6 +50,18 @@ interface ObjectRow {
   data: string;
 }
 
+/**
+ * Feed entries of late, decoded, by revision. The process's feed readers (the controllers' work
+ * queues, their object cache, the workload emulator, the API's read models) follow the same
+ * feed a few revisions apart, and most writes build on the version just read: the entries this
+ * connection writes are kept as written, those of other connections decoded once, and every
+ * reader and writer shares that copy, frozen. A revision names one feed entry for good:
+ * revisions of a refused write are given back before any reader can see them (and the next
+ * write of that revision replaces the entry), those of a failed commit are never handed out
+ * again.
+ */
+const DECODED_FEED_ENTRIES = 16_384;
+
 /** A write done in the open transaction, waiting for its commit to report its outcome. */
 interface WaitingWrite {
   ok: boolean;
@@ -94,6 +106,8 @@ export class SqliteStore implements ObjectStore {
   /** Set by a read of the counter until the end of the event-loop turn (see {@link currentRevision}). */
   private revisionFresh = false;
   private readonly checkpointer: BackgroundCheckpointer | undefined;
+  /** See {@link DECODED_FEED_ENTRIES}. */
+  private readonly decoded = new Map<number, ApiObject>();
 
   constructor(options: SqliteStoreOptions = {}) {
     const path = options.path ?? ':memory:';
@@ -118,6 +132,9 @@ export class SqliteStore implements ObjectStore {
       get: db.prepare<[string, string, string], ObjectRow>(
         `SELECT seq, data FROM objects WHERE type = ? AND namespace = ? AND name = ?`,
       ),
+      version: db.prepare<[string, string, string], { seq: number; rv: number }>(
+        `SELECT seq, rv FROM objects WHERE type = ? AND namespace = ? AND name = ?`,
+      ),
       getUid: db.prepare<[string, string], ObjectRow>(
         `SELECT seq, data FROM objects WHERE type = ? AND uid = ?`,
       ),
@@ -130,6 +147,7 @@ export class SqliteStore implements ObjectStore {
       ),
       remove: db.prepare(`DELETE FROM objects WHERE type = ? AND namespace = ? AND name = ?`),
       feed: db.prepare(`INSERT INTO feed (revision, type, event, data) VALUES (?, ?, ?, ?)`),
+      feedEntry: db.prepare<[number], { data: string }>(`SELECT data FROM feed WHERE revision = ?`),
       count: db.prepare<[string], { n: number }>(
         `SELECT coalesce(sum(n), 0) AS n FROM object_counts WHERE type = ?`,
       ),
@@ -237,7 +255,7 @@ export class SqliteStore implements ObjectStore {
     this.stmts.insert.run(type, m.namespace, m.name, m.uid, rev, rev, data);
     this.indexLabels(rev, type, m.labels);
     this.stmts.feed.run(rev, type, 'ADDED', data);
-    return obj;
+    return this.remember(rev, obj);
   }
 
   /** The label index rows of one object (the object's `seq` never changes while it exists). */
@@ -245,7 +263,14 @@ export class SqliteStore implements ObjectStore {
     for (const [key, value] of Object.entries(labels ?? {})) this.stmts.labelAdd.run(seq, type, key, value);
   }
 
+  /**
+   * The stored object a write builds on. Most writes follow a read of the version a feed reader
+   * has just decoded: that copy is taken as it is (the write builds a new object from it).
+   */
   private loadSync(type: TypeKey, namespace: string, name: string): { seq: number; object: ApiObject } {
+    const version = this.stmts.version.get(type, namespace, name);
+    const decoded = version && this.decoded.get(version.rv);
+    if (decoded) return { seq: version.seq, object: decoded };
     const row = this.stmts.get.get(type, namespace, name);
     if (!row) throw new NotFoundError(`${type.split('.')[0]} "${name}" not found`, { code: 'NotFound' });
     return { seq: row.seq, object: parseStoredJson(row.data) };
@@ -264,6 +289,7 @@ export class SqliteStore implements ObjectStore {
       // the delete trigger drops the object's label rows
       this.stmts.remove.run(type, m.namespace, m.name);
       this.stmts.feed.run(rev, type, 'DELETED', data);
+      this.remember(rev, object);
       return undefined;
     }
     this.stmts.replace.run(rev, data, type, m.namespace, m.name);
@@ -272,7 +298,7 @@ export class SqliteStore implements ObjectStore {
       this.indexLabels(stored.seq, type, m.labels);
     }
     this.stmts.feed.run(rev, type, 'MODIFIED', data);
-    return object;
+    return this.remember(rev, object);
   }
 
   private updateSync(incoming: AnyObject): ApiObject {
@@ -569,8 +595,9 @@ export class SqliteStore implements ObjectStore {
     const limit = Math.max(1, Math.trunc(options.limit ?? 1000));
     const types = options.types;
     const where = types && types.length > 0 ? `AND type IN (${types.map(() => '?').join(',')})` : '';
-    const stmt = this.prepared<{ revision: number; event: string; data: string }>(
-      `SELECT revision, event, data FROM feed WHERE revision > ? ${where} ORDER BY revision LIMIT ${limit}`,
+    // the entries' text is read only for those not decoded yet
+    const stmt = this.prepared<{ revision: number; event: string }>(
+      `SELECT revision, event FROM feed WHERE revision > ? ${where} ORDER BY revision LIMIT ${limit}`,
     );
     // One read transaction: another process compacting between the check and the read must not
     // leave a silent gap.
@@ -579,22 +606,40 @@ export class SqliteStore implements ObjectStore {
         code: 'Expired',
       });
     }
-    const rows = this.db.transaction(() => {
+    const events = this.db.transaction((): WatchEvent[] => {
       const compacted = this.stmts.compacted.get()!.value;
       if (afterRevision < compacted) {
         throw new ConflictError(`revision ${afterRevision} has been compacted (oldest kept: ${compacted})`, {
           code: 'Expired',
         });
       }
-      return stmt.all(afterRevision, ...(types ?? []));
+      return stmt.all(afterRevision, ...(types ?? [])).map((r) => ({
+        revision: r.revision,
+        type: parseEventType(r.event),
+        object: this.decoded.get(r.revision) ?? this.decodeEntry(r.revision),
+      }));
     })();
-    const last = rows.at(-1);
+    const last = events.at(-1);
     if (last) this.knownRevision = Math.max(this.knownRevision, last.revision);
-    return rows.map((r) => ({
-      revision: r.revision,
-      type: parseEventType(r.event),
-      object: parseStoredJson(r.data),
-    }));
+    return events;
+  }
+
+  /** Read and decode the feed entry at `revision` (see {@link DECODED_FEED_ENTRIES}). */
+  private decodeEntry(revision: number): ApiObject {
+    return this.remember(revision, parseStoredJson<ApiObject>(this.stmts.feedEntry.get(revision)!.data));
+  }
+
+  /** Keep `object` frozen as the feed entry at `revision` (see {@link DECODED_FEED_ENTRIES}). */
+  private remember(revision: number, object: ApiObject): ApiObject {
+    this.decoded.set(revision, deepFreeze(object));
+    if (this.decoded.size > DECODED_FEED_ENTRIES) {
+      // the oldest decoded first: readers are near the head
+      for (const r of this.decoded.keys()) {
+        this.decoded.delete(r);
+        if (this.decoded.size <= DECODED_FEED_ENTRIES * 0.75) break;
+      }
+    }
+    return object;
   }
 
   onChange(listener: () => void): () => void {
