@@ -156,6 +156,40 @@ void test('a control plane machine gets a port, a server in its availability zon
   }
 });
 
+void test('a server Nova has just accepted is recorded as BUILD, with its ID and the reason the machine waits, in one write', async () => {
+  const f = await startInfra();
+  try {
+    await f.clients.compute.createKeypair({
+      name: 'k1',
+      publicKey: 'ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIG5hZ25ldGFyLXRlc3Qta2V5LW5vdC1yZWFsLTAwMDAw t',
+    });
+    await provisionedCluster(f, 'c5');
+    const start = await f.store.currentRevision();
+    await applyMachine(f, 'c5', 'c5-w-1', { az: 'AZ-1' });
+    const osm = await f.until('the server to be ACTIVE', async () => {
+      const o = await f.store.get<OpenStackMachineObject>(CapiTypes.OpenStackMachine, f.projectId, 'c5-w-1');
+      return o?.status.initialization?.provisioned ? o : undefined;
+    });
+    const versions = (await f.store.changes(start, { types: [CapiTypes.OpenStackMachine] })).map(
+      (e) => e.object as OpenStackMachineObject,
+    );
+    const recorded = versions.find((v) => v.status.instanceID !== undefined)!;
+    assert.equal(recorded.status.instanceID, osm.status.instanceID);
+    assert.equal(recorded.status.instanceState, 'BUILD');
+    const ready = recorded.status.conditions?.find((c) => c.type === 'Ready');
+    assert.equal(ready?.status, 'False');
+    assert.equal(ready?.message, 'server c5-w-1 is BUILD');
+    assert.equal(osm.status.instanceState, 'ACTIVE');
+    await f.store.delete(CapiTypes.Cluster, f.projectId, 'c5');
+    await f.store.delete(CapiTypes.Machine, f.projectId, 'c5-w-1');
+    await f.until('the cloud to be empty', async () =>
+      Object.keys(await kinds(f)).length === 0 ? true : undefined,
+    );
+  } finally {
+    await f.close();
+  }
+});
+
 void test('a worker with a boot volume boots from it, and the volume goes with the machine', async () => {
   const f = await startInfra();
   try {

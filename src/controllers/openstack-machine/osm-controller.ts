@@ -220,30 +220,46 @@ async function reconcileOsm(
             : {}),
           ...(osm.spec.configDrive ? { configDrive: true } : {}),
         });
-        await record({ instanceID: created.id, instanceState: 'BUILD' });
-        server = await cloud.compute.getServer(created.id);
+        // A server Nova has just accepted is building: its ID and that state are recorded at
+        // once, and it is looked at again after the first poll delay, not at once.
+        const message = `server ${osm.metadata.name} is BUILD`;
+        await setConditions(
+          [
+            falseCondition(CapiConditions.InstanceReady, CapiReasons.Provisioning, message),
+            falseCondition(CapiConditions.Ready, CapiReasons.Provisioning, message),
+          ],
+          { instanceID: created.id, instanceState: 'BUILD' },
+        );
+        return { requeueAfterMs: pollDelay(now, env.deps.clock.now(), env.settings.cloudPollMs) };
       } else {
         await record({ instanceID: server.id });
       }
     }
 
-    if (server.status !== osm.status.instanceState) await record({ instanceState: server.status });
+    // The server's state goes with the next status written, whichever it is.
+    const instanceState = server.status;
     if (server.status === 'ERROR') {
       const fault = server.fault?.message ?? 'unknown error';
       const message = `server ${server.name} is ERROR: ${fault}`;
-      await setConditions([
-        falseCondition(CapiConditions.InstanceReady, CapiReasons.InstanceStateError, message),
-        falseCondition(CapiConditions.Ready, CapiReasons.InstanceStateError, message),
-      ]);
+      await setConditions(
+        [
+          falseCondition(CapiConditions.InstanceReady, CapiReasons.InstanceStateError, message),
+          falseCondition(CapiConditions.Ready, CapiReasons.InstanceStateError, message),
+        ],
+        { instanceState },
+      );
       return { requeueAfterMs: 60_000 };
     }
     if (server.status !== 'ACTIVE') {
       const reason = server.status === 'BUILD' ? CapiReasons.Provisioning : 'InstanceNotActive';
       const message = `server ${server.name} is ${server.status}`;
-      await setConditions([
-        falseCondition(CapiConditions.InstanceReady, reason, message),
-        falseCondition(CapiConditions.Ready, reason, message),
-      ]);
+      await setConditions(
+        [
+          falseCondition(CapiConditions.InstanceReady, reason, message),
+          falseCondition(CapiConditions.Ready, reason, message),
+        ],
+        { instanceState },
+      );
       return {
         requeueAfterMs: pollDelay(
           server.created ? Date.parse(server.created) : undefined,
@@ -264,15 +280,18 @@ async function reconcileOsm(
     if (controlPlane) {
       const member = await ensureMember(cloud, osm, osc, ip, record);
       if (!member.done) {
-        await setConditions([
-          ...conds,
-          falseCondition(
-            CapiConditions.APIServerIngressReady,
-            CapiReasons.WaitingForLoadBalancer,
-            member.waiting,
-          ),
-          falseCondition(CapiConditions.Ready, CapiReasons.WaitingForLoadBalancer, member.waiting),
-        ]);
+        await setConditions(
+          [
+            ...conds,
+            falseCondition(
+              CapiConditions.APIServerIngressReady,
+              CapiReasons.WaitingForLoadBalancer,
+              member.waiting,
+            ),
+            falseCondition(CapiConditions.Ready, CapiReasons.WaitingForLoadBalancer, member.waiting),
+          ],
+          { instanceState },
+        );
         return { requeueAfterMs: env.settings.cloudPollMs };
       }
       conds.push(trueCondition(CapiConditions.APIServerIngressReady));
