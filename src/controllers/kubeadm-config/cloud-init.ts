@@ -54,10 +54,20 @@ export function kubeadmApiVersion(version: string): string {
   return (kubeMinor(version) ?? 31) >= 31 ? 'kubeadm.k8s.io/v1beta4' : 'kubeadm.k8s.io/v1beta3';
 }
 
+/** The hashes of the CAs seen last: every joining machine of a cluster renders the same one. */
+const caHashes = new Map<string, string>();
+const CA_HASHES_KEPT = 256;
+
 /** `sha256:<hex>` of the CA's public key, as `kubeadm join --discovery-token-ca-cert-hash` wants it. */
 export function caCertHash(caPem: string): string {
-  const spki = new X509Certificate(caPem).publicKey.export({ type: 'spki', format: 'der' });
-  return `sha256:${createHash('sha256').update(spki).digest('hex')}`;
+  let hash = caHashes.get(caPem);
+  if (hash === undefined) {
+    const spki = new X509Certificate(caPem).publicKey.export({ type: 'spki', format: 'der' });
+    hash = `sha256:${createHash('sha256').update(spki).digest('hex')}`;
+    if (caHashes.size >= CA_HASHES_KEPT) caHashes.delete(caHashes.keys().next().value!);
+    caHashes.set(caPem, hash);
+  }
+  return hash;
 }
 
 function nodeRegistration(
