@@ -83,7 +83,7 @@ test('cached reads: a read is shared and frozen: changing it in place throws and
     assert.equal((second?.spec as { replicas: number }).replicas, 1);
     // the next version is built as a new object, as every write does
     const next = await store.update({ ...second!, spec: { ...second!.spec, replicas: 2 } });
-    assert.equal((next.spec as { replicas: number }).replicas, 2);
+    assert.equal(next.spec.replicas, 2);
   });
 });
 
