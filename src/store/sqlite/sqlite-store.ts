@@ -155,7 +155,9 @@ export class SqliteStore implements ObjectStore {
         `SELECT n FROM object_counts WHERE type = ? AND namespace = ?`,
       ),
       countByLabel: db.prepare<[string, string, string], { value: string; n: number }>(
-        `SELECT value, n FROM label_counts WHERE type = ? AND namespace = ? AND key = ? AND n > 0`,
+        `SELECT l.value AS value, count(*) AS n FROM object_labels l
+           JOIN objects o ON o.type = l.type AND o.seq = l.seq
+          WHERE l.type = ? AND l.key = ? AND o.namespace = ? GROUP BY l.value`,
       ),
       setRev: db.prepare<[number]>(`UPDATE meta SET value = ? WHERE key = 'revision'`),
       seq: db.prepare<[string, string, string], { seq: number }>(
@@ -529,7 +531,7 @@ export class SqliteStore implements ObjectStore {
   }
 
   async countByLabel(type: TypeKey, namespace: string, key: string): Promise<Map<string, number>> {
-    return new Map(this.stmts.countByLabel.all(type, namespace, key).map((r) => [r.value, r.n]));
+    return new Map(this.stmts.countByLabel.all(type, key, namespace).map((r) => [r.value, r.n]));
   }
 
   update<T extends AnyObject = ApiObject>(object: T): Promise<T> {
