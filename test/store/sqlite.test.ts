@@ -407,3 +407,25 @@ test('sqlite: entries another connection wrote are read from the file, and a ref
     await b.close();
   }
 });
+
+test('sqlite: a revision a refused batch gave back and another connection then wrote is read as that connection wrote it', async () => {
+  const path = join(dir, 'given-back', 'store.sqlite');
+  const a = new SqliteStore({ path });
+  const b = new SqliteStore({ path });
+  try {
+    await b.create(widget('first', 1));
+    await assert.rejects(
+      b.commit([
+        { op: 'create', object: widget('rolled-back', 2) },
+        { op: 'create', object: widget('first') },
+      ]),
+    );
+    const other = await a.create(widget('from-a', 3));
+    const seen = (await b.changes(0)).find((e) => e.revision === Number(other.metadata.resourceVersion));
+    assert.equal(seen?.object.metadata.name, 'from-a');
+    assert.deepEqual(seen?.object.spec, { size: 3 });
+  } finally {
+    await a.close();
+    await b.close();
+  }
+});

@@ -186,6 +186,7 @@ export class SqliteStore implements ObjectStore {
       return { ok: true, value: atomic ? this.savepoint(fn) : fn() };
     } catch (err) {
       if (!atomic && !(err instanceof MagnetarError)) throw err;
+      this.forget(revision, this.revision);
       this.revision = revision;
       return { ok: false, value: err };
     }
@@ -421,6 +422,7 @@ export class SqliteStore implements ObjectStore {
       }
     }
     if (this.revision !== undefined && this.revision > this.txStart) {
+      this.forget(this.txStart, this.revision);
       this.lost.push([this.txStart + 1, this.revision]);
       this.issued = Math.max(this.issued, this.revision);
     }
@@ -629,6 +631,15 @@ export class SqliteStore implements ObjectStore {
   /** Read and decode the feed entry at `revision` (see {@link DECODED_FEED_ENTRIES}). */
   private decodeEntry(revision: number): ApiObject {
     return this.remember(revision, parseStoredJson<ApiObject>(this.stmts.feedEntry.get(revision)!.data));
+  }
+
+  /**
+   * Drop the kept entries of revisions after `from` up to `to` that were rolled back: another
+   * connection may write those revisions next.
+   */
+  private forget(from: number | undefined, to: number | undefined): void {
+    if (from === undefined || to === undefined) return;
+    for (let r = from + 1; r <= to; r++) this.decoded.delete(r);
   }
 
   /** Keep `object` frozen as the feed entry at `revision` (see {@link DECODED_FEED_ENTRIES}). */
