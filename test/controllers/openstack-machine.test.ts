@@ -82,6 +82,14 @@ async function applyMachine(
   });
 }
 
+/** The keypair `k1` every machine of these tests names. */
+async function addKeypair(f: InfraFixture): Promise<void> {
+  await f.clients.compute.createKeypair({
+    name: 'k1',
+    publicKey: 'ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIG5hZ25ldGFyLXRlc3Qta2V5LW5vdC1yZWFsLTAwMDAw t',
+  });
+}
+
 async function kinds(f: InfraFixture): Promise<Record<string, number>> {
   const inv = await f.cloud.inventory(f.projectId);
   const defaults = new Set<string>();
@@ -99,10 +107,7 @@ async function kinds(f: InfraFixture): Promise<Record<string, number>> {
 void test('a control plane machine gets a port, a server in its availability zone with flavor, image, keypair, user data and tags, and joins the API load balancer', async () => {
   const f = await startInfra({ latencyMs: 1000 });
   try {
-    await f.clients.compute.createKeypair({
-      name: 'k1',
-      publicKey: 'ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIG5hZ25ldGFyLXRlc3Qta2V5LW5vdC1yZWFsLTAwMDAw t',
-    });
+    await addKeypair(f);
     const osc = await provisionedCluster(f, 'c1');
     await applyMachine(f, 'c1', 'c1-cp-1', { controlPlane: true, az: 'AZ-2' });
     const osm = await f.until('the server to be ACTIVE', async () => {
@@ -159,10 +164,7 @@ void test('a control plane machine gets a port, a server in its availability zon
 void test('a server Nova has just accepted is recorded as BUILD, with its ID and the reason the machine waits, in one write', async () => {
   const f = await startInfra();
   try {
-    await f.clients.compute.createKeypair({
-      name: 'k1',
-      publicKey: 'ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIG5hZ25ldGFyLXRlc3Qta2V5LW5vdC1yZWFsLTAwMDAw t',
-    });
+    await addKeypair(f);
     await provisionedCluster(f, 'c5');
     const start = await f.store.currentRevision();
     await applyMachine(f, 'c5', 'c5-w-1', { az: 'AZ-1' });
@@ -193,10 +195,7 @@ void test('a server Nova has just accepted is recorded as BUILD, with its ID and
 void test('a worker with a boot volume boots from it, and the volume goes with the machine', async () => {
   const f = await startInfra();
   try {
-    await f.clients.compute.createKeypair({
-      name: 'k1',
-      publicKey: 'ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIG5hZ25ldGFyLXRlc3Qta2V5LW5vdC1yZWFsLTAwMDAw t',
-    });
+    await addKeypair(f);
     await provisionedCluster(f, 'c2');
     await applyMachine(f, 'c2', 'c2-w-1', { rootVolume: 20, az: 'AZ-1' });
     const osm = await f.until('the server to be ACTIVE', async () => {
@@ -235,10 +234,7 @@ void test('a worker with a boot volume boots from it, and the volume goes with t
 void test('a server that goes to ERROR is reported with Nova\u2019s fault; a quota refusal stops the machine with the cloud\u2019s text', async () => {
   const f = await startInfra();
   try {
-    await f.clients.compute.createKeypair({
-      name: 'k1',
-      publicKey: 'ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIG5hZ25ldGFyLXRlc3Qta2V5LW5vdC1yZWFsLTAwMDAw t',
-    });
+    await addKeypair(f);
     await provisionedCluster(f, 'c3');
     f.cloud.faults.add({
       kind: 'fail',
@@ -329,10 +325,7 @@ void test('two control plane machines leaving the API load balancer at once: the
 void test('three control plane machines built together look their image and flavor up once; when their cluster is deleted they do not leave the load balancer one by one, and each server is looked up by name once, after it is gone', async () => {
   const f = await startInfra({ latencyMs: 1000 });
   try {
-    await f.clients.compute.createKeypair({
-      name: 'k1',
-      publicKey: 'ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIG5hZ25ldGFyLXRlc3Qta2V5LW5vdC1yZWFsLTAwMDAw t',
-    });
+    await addKeypair(f);
     const osc = await provisionedCluster(f, 'c4');
     const names = ['c4-cp-1', 'c4-cp-2', 'c4-cp-3'];
     for (const [i, name] of names.entries())

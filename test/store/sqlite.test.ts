@@ -344,6 +344,22 @@ test('sqlite: a database from before the object counts is counted when it opens,
   }
 });
 
+/** Two connections to one new SQLite file, closed afterwards. */
+async function withTwoConnections(
+  name: string,
+  fn: (a: SqliteStore, b: SqliteStore) => Promise<void>,
+): Promise<void> {
+  const path = join(dir, name, 'store.sqlite');
+  const a = new SqliteStore({ path });
+  const b = new SqliteStore({ path });
+  try {
+    await fn(a, b);
+  } finally {
+    await a.close();
+    await b.close();
+  }
+}
+
 test('sqlite: feed readers share one frozen copy of each entry, and a write builds on it without changing it', async () => {
   const store = new SqliteStore({ path: join(dir, 'shared-feed', 'store.sqlite') });
   try {
@@ -372,10 +388,7 @@ test('sqlite: feed readers share one frozen copy of each entry, and a write buil
 });
 
 test('sqlite: entries another connection wrote are read from the file, and a refused batch leaves no entry behind', async () => {
-  const path = join(dir, 'two-writers', 'store.sqlite');
-  const a = new SqliteStore({ path });
-  const b = new SqliteStore({ path });
-  try {
+  await withTwoConnections('two-writers', async (a, b) => {
     await a.create(widget('from-a', 3));
     const seen = await b.changes(0);
     assert.deepEqual(
@@ -402,17 +415,11 @@ test('sqlite: entries another connection wrote are read from the file, and a ref
       (await a.changes(0)).map((e) => e.object.metadata.name),
       ['from-a', 'from-b'],
     );
-  } finally {
-    await a.close();
-    await b.close();
-  }
+  });
 });
 
 test('sqlite: a revision a refused batch gave back and another connection then wrote is read as that connection wrote it', async () => {
-  const path = join(dir, 'given-back', 'store.sqlite');
-  const a = new SqliteStore({ path });
-  const b = new SqliteStore({ path });
-  try {
+  await withTwoConnections('given-back', async (a, b) => {
     await b.create(widget('first', 1));
     await assert.rejects(
       b.commit([
@@ -424,8 +431,5 @@ test('sqlite: a revision a refused batch gave back and another connection then w
     const seen = (await b.changes(0)).find((e) => e.revision === Number(other.metadata.resourceVersion));
     assert.equal(seen?.object.metadata.name, 'from-a');
     assert.deepEqual(seen?.object.spec, { size: 3 });
-  } finally {
-    await a.close();
-    await b.close();
-  }
+  });
 });
