@@ -344,8 +344,7 @@ export async function startMagnetar(options: StartOptions): Promise<Magnetar> {
 
   // >>> controllers (provisioning engine)
   if (options.controllers !== false && config.role !== 'api') {
-    const { ControllerManager, createControllers, createServiceClouds } =
-      await import('./controllers/index.ts');
+    const { ControllerManager, createEngine, createServiceClouds } = await import('./controllers/index.ts');
     const {
       WorkloadAccess,
       StorePki: ControllerStorePki,
@@ -385,7 +384,7 @@ export async function startMagnetar(options: StartOptions): Promise<Magnetar> {
         snapshotter: config.cloud.mode === 'embedded' ? emulatedSnapshotter(store) : unavailableSnapshotter(),
       };
     };
-    const reconcilers = createControllers({
+    const engine = createEngine({
       store,
       cloud: (projectId) => clouds.cloud(projectId),
       // Reading another user's keypair is an admin call: with an external Keystone, make it in
@@ -408,10 +407,11 @@ export async function startMagnetar(options: StartOptions): Promise<Magnetar> {
       // etcd backups (docs/adr): snapshots, schedules, restores, pre-upgrade snapshots.
       backup: await backupDeps(),
     });
-    for (const r of reconcilers) manager.register(r);
+    for (const r of engine.reconcilers) manager.register(r);
     await manager.start();
     closers.push(async () => {
       await manager.stop();
+      engine.env.nodes.close();
       clouds.close();
     });
   }

@@ -104,7 +104,7 @@ export const DEFAULT_SETTINGS: EngineSettings = Object.freeze({
 
 /** A Node of a workload cluster, as far as the controllers read it. */
 export interface WorkloadNode {
-  metadata: { name: string; labels?: Record<string, string> };
+  metadata: { name: string; labels?: Record<string, string>; resourceVersion?: string };
   spec?: { providerID?: string; unschedulable?: boolean };
   status?: {
     conditions?: {
@@ -122,6 +122,18 @@ export interface WorkloadNode {
 /** The calls the controllers make on a workload cluster's Kubernetes API. */
 export interface WorkloadClientApi {
   listNodes(): Promise<WorkloadNode[]>;
+  /** The nodes and the list's resourceVersion, where a watch starts. */
+  listNodesAt(): Promise<{ items: WorkloadNode[]; resourceVersion: string }>;
+  /** Follow node changes after `resourceVersion` until the server ends the watch (resolves) or it fails (rejects). */
+  watchNodes(
+    resourceVersion: string,
+    onEvent: (
+      event:
+        | { type: 'ADDED' | 'MODIFIED' | 'DELETED'; object: WorkloadNode }
+        | { type: 'BOOKMARK'; resourceVersion: string },
+    ) => void,
+    options: { timeoutSeconds: number; signal?: AbortSignal },
+  ): Promise<void>;
   /** Cordon and evict (respecting disruption budgets) for at most `timeoutMs`. */
   drain(
     name: string,

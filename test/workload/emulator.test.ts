@@ -3,6 +3,7 @@ import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import diagnostics from 'node:diagnostics_channel';
 import { request } from 'node:https';
+import type { IncomingMessage } from 'node:http';
 import type { Socket } from 'node:net';
 import {
   CapiAnnotations,
@@ -12,6 +13,7 @@ import {
   silentLogger,
   type CapiClusterObject,
 } from '../../src/domain/index.ts';
+import { NodeSnapshots } from '../../src/controllers/common/node-snapshots.ts';
 import { SqliteStore } from '../../src/store/index.ts';
 import {
   StorePki,
@@ -55,6 +57,15 @@ async function client(name = CLUSTER): Promise<WorkloadClient> {
 }
 
 const s = (ms = 0) => settle(clock, emulator, ms);
+
+/** Wait (in real time: the sockets are real) until `cond` holds, two seconds at most. */
+async function eventually(cond: () => boolean | Promise<boolean>): Promise<void> {
+  for (let i = 0; i < 200; i++) {
+    if (await cond()) return;
+    await new Promise((r) => setTimeout(r, 10));
+  }
+  assert.fail('the condition did not come true within 2 s');
+}
 
 const pkiRef = (name: string) => ({ namespace: PROJECT, name, displayName: name });
 
@@ -231,6 +242,56 @@ describe('an emulated workload cluster', () => {
     } finally {
       w.close();
     }
+  });
+
+  test("the controllers follow a cluster's nodes with one list and a watch: reads between changes send nothing", async () => {
+    const paths: string[] = [];
+    const onRequest = (m: unknown) => paths.push((m as { request: IncomingMessage }).request.url ?? '');
+    const servers: Socket[] = [];
+    const onSocket = (m: unknown) => servers.push((m as { socket: Socket }).socket);
+    diagnostics.subscribe('http.server.request.start', onRequest);
+    diagnostics.subscribe('net.server.socket', onSocket);
+    const c = (await new WorkloadAccess({ pki, clock }).forCluster(await capiCluster()))!;
+    const nodes = new NodeSnapshots(async () => c, clock);
+    // no list is fresh enough (the clock stands still): only the watch saves the call
+    const read = async () => (await nodes.get(await capiCluster(), -1))!;
+    try {
+      assert.equal((await read()).byName.size, 1);
+      for (let i = 0; i < 5; i++) assert.equal((await read()).byName.size, 1);
+      await eventually(() => paths.length === 2);
+      assert.equal(paths[0], '/api/v1/nodes');
+      assert.match(paths[1]!, /^\/api\/v1\/nodes\?watch=true&resourceVersion=\d+&timeoutSeconds=\d+$/);
+      assert.equal(nodes.watching, 1);
+
+      await c.cordon('prod-cp-a');
+      await eventually(async () => (await read()).byName.get('prod-cp-a')?.spec?.unschedulable === true);
+      assert.deepEqual(
+        paths.slice(2).map((p) => p.split('?')[0]),
+        ['/api/v1/nodes/prod-cp-a'],
+        'the change came over the watch: no list after the patch',
+      );
+      await c.uncordon('prod-cp-a');
+      await eventually(async () => (await read()).byName.get('prod-cp-a')?.spec?.unschedulable !== true);
+
+      // Invalidated (a node was deleted): the next read lists again; the watch goes on.
+      const listed = () => paths.filter((p) => p === '/api/v1/nodes').length;
+      const watches = () => paths.filter((p) => p.includes('watch=true')).length;
+      nodes.invalidate(await capiCluster());
+      assert.equal((await read()).byName.size, 1);
+      assert.deepEqual([listed(), watches(), nodes.watching], [2, 1, 1]);
+
+      // The connection goes: the watch ends, and the next read lists again and watches again.
+      for (const socket of servers) socket.destroy();
+      await eventually(() => nodes.watching === 0);
+      assert.equal((await read()).byName.size, 1);
+      assert.equal(listed(), 3);
+      await eventually(() => nodes.watching === 1 && watches() === 2);
+    } finally {
+      nodes.close();
+      diagnostics.unsubscribe('http.server.request.start', onRequest);
+      diagnostics.unsubscribe('net.server.socket', onSocket);
+    }
+    assert.equal(nodes.watching, 0, 'closed: no watch left open');
   });
 
   test('a worker whose join token is not in the cluster does not join', async () => {

@@ -209,7 +209,8 @@ async function reconcileCluster(
         ),
   );
 
-  // Remote connection probe: one node list per interval; its summary changing wakes the machines.
+  // Remote connection probe, once per interval: the nodes as the watch keeps them (a list when no
+  // watch runs, which fails when the cluster cannot be reached); its summary changing wakes the machines.
   let requeueAfterMs: number | undefined;
   if (cpInitialized) {
     const probeMs = env.settings.workloadProbeSeconds * 1000;

@@ -3,7 +3,7 @@ import type { WorkloadClientApi, WorkloadNode } from '../deps.ts';
 
 /** The nodes of one workload cluster at one moment. */
 export interface NodeSnapshot {
-  /** When it was read (clock ms). */
+  /** When it was read, or last confirmed by the watch (clock ms). */
   at: number;
   /** Nodes by `spec.providerID`. */
   byProviderId: Map<string, WorkloadNode>;
@@ -12,30 +12,60 @@ export interface NodeSnapshot {
 }
 
 /**
- * Recent node lists per workload cluster, shared by every machine of a cluster, so a cluster
- * with many machines costs one `list nodes` call per refresh rather than one per machine.
- * Concurrent readers share the call in flight.
+ * How long one node watch runs before the server ends it and it is opened again from where it
+ * was: 5 to 10 minutes, spread so that watches opened together are not renewed together (as
+ * client-go's reflectors do).
+ */
+export const WATCH_SECONDS = { min: 300, max: 600 } as const;
+
+interface Entry {
+  snap?: NodeSnapshot;
+  inflight?: Promise<NodeSnapshot | undefined>;
+  /** The client whose node watch keeps `snap` current, while that watch runs. */
+  watching?: WorkloadClientApi;
+  /** Ends that watch. */
+  stop?: AbortController;
+  /** Where the watch goes on from (the list's, then the last event's resourceVersion). */
+  rv?: string;
+  /** The resourceVersion `snap` is at: a watch event from before it (a list overtook it) is old news. */
+  snapRv?: string;
+}
+
+/**
+ * The nodes of each workload cluster, shared by every machine of a cluster, kept current the
+ * way Cluster API's cluster cache keeps them: one list, then a watch of the changes. While the
+ * watch runs, a read costs no call to the cluster at all, so a thousand idle clusters cost
+ * nothing between changes; when it fails (the API server went away, the client was replaced
+ * after a CA rotation), the next read lists again, which is also what tells the caller the
+ * cluster cannot be reached. Concurrent readers share the list in flight.
  */
 export class NodeSnapshots {
-  private readonly entries = new Map<
-    string,
-    { snap?: NodeSnapshot; inflight?: Promise<NodeSnapshot | undefined> }
-  >();
+  private readonly entries = new Map<string, Entry>();
 
   constructor(
     private readonly clientFor: (cluster: CapiClusterObject) => Promise<WorkloadClientApi | undefined>,
     private readonly clock: Clock,
+    private readonly random: () => number = Math.random,
   ) {}
 
-  /** Nodes of `cluster`, at most `maxAgeMs` old; undefined when its API is not reachable yet. */
+  /**
+   * Nodes of `cluster`: the watched snapshot, or a list at most `maxAgeMs` old; undefined when
+   * its API is not reachable yet.
+   */
   async get(cluster: CapiClusterObject, maxAgeMs: number): Promise<NodeSnapshot | undefined> {
-    const key = `${cluster.metadata.namespace}/${cluster.metadata.name}`;
+    const key = keyOf(cluster);
     let e = this.entries.get(key);
     if (!e) this.entries.set(key, (e = {}));
+    if (e.snap && e.watching) {
+      // the same client: the same endpoint and CA (a new one closes the old one's watch)
+      const client = await this.clientFor(cluster);
+      if (client === e.watching && e.snap) return e.snap;
+      if (client !== e.watching) this.unwatch(e);
+    }
     if (e.snap && this.clock.now() - e.snap.at <= maxAgeMs) return e.snap;
     if (!e.inflight) {
       const entry = e;
-      entry.inflight = this.read(cluster).finally(() => {
+      entry.inflight = this.read(cluster, key, entry).finally(() => {
         entry.inflight = undefined;
       });
       entry.inflight.then(
@@ -48,29 +78,135 @@ export class NodeSnapshots {
     return e.inflight;
   }
 
-  /** Forget a cluster (deleted, or its nodes are known to have changed). */
+  /**
+   * Forget a cluster's nodes (they are known to have changed): the next read lists them again.
+   * A running watch goes on (ending it would close its connection, and the next call would pay
+   * for a new TLS handshake).
+   */
   invalidate(cluster: { metadata: { namespace: string; name: string } }): void {
-    const e = this.entries.get(`${cluster.metadata.namespace}/${cluster.metadata.name}`);
+    const e = this.entries.get(keyOf(cluster));
     if (e) e.snap = undefined;
   }
 
-  /** Drop a cluster entirely. */
+  /** Drop a cluster entirely (deleted). */
   forget(cluster: { metadata: { namespace: string; name: string } }): void {
-    this.entries.delete(`${cluster.metadata.namespace}/${cluster.metadata.name}`);
+    const key = keyOf(cluster);
+    const e = this.entries.get(key);
+    if (e) this.unwatch(e);
+    this.entries.delete(key);
   }
 
-  private async read(cluster: CapiClusterObject): Promise<NodeSnapshot | undefined> {
+  /** End every watch (the engine stops). */
+  close(): void {
+    for (const e of this.entries.values()) this.unwatch(e);
+    this.entries.clear();
+  }
+
+  /** Clusters whose nodes are being watched now (diagnostics, tests). */
+  get watching(): number {
+    let n = 0;
+    for (const e of this.entries.values()) if (e.watching) n++;
+    return n;
+  }
+
+  private async read(cluster: CapiClusterObject, key: string, e: Entry): Promise<NodeSnapshot | undefined> {
     const client = await this.clientFor(cluster);
     if (!client) return undefined;
-    const nodes = await client.listNodes();
-    const byProviderId = new Map<string, WorkloadNode>();
-    const byName = new Map<string, WorkloadNode>();
-    for (const n of nodes) {
-      byName.set(n.metadata.name, n);
-      if (n.spec?.providerID) byProviderId.set(n.spec.providerID, n);
+    const { items, resourceVersion } = await client.listNodesAt();
+    const snap = snapshotOf(items, this.clock.now());
+    if (this.entries.get(key) === e) {
+      e.snap = snap;
+      e.snapRv = resourceVersion;
+      if (e.watching !== client) {
+        this.unwatch(e);
+        if (resourceVersion !== '') this.follow(key, e, client, resourceVersion);
+      }
     }
-    return { at: this.clock.now(), byProviderId, byName };
+    return snap;
   }
+
+  /** Keep `e.snap` current from a watch of `client`'s nodes, reopened when the server ends it. */
+  private follow(key: string, e: Entry, client: WorkloadClientApi, rv: string): void {
+    const stop = new AbortController();
+    e.stop = stop;
+    e.watching = client;
+    e.rv = rv;
+    const live = () => !stop.signal.aborted && this.entries.get(key) === e && e.stop === stop;
+    void (async () => {
+      while (live()) {
+        const started = this.clock.now();
+        const seconds =
+          WATCH_SECONDS.min + Math.floor(this.random() * (WATCH_SECONDS.max - WATCH_SECONDS.min));
+        try {
+          await client.watchNodes(
+            e.rv!,
+            (event) => {
+              if (!live()) return;
+              if (event.type === 'BOOKMARK') {
+                e.rv = event.resourceVersion;
+                return;
+              }
+              const rv = event.object.metadata.resourceVersion;
+              if (rv) e.rv = rv;
+              // invalidated (the next read lists again), or older than the list that overtook it
+              if (!e.snap || (rv && e.snapRv && olderOrSame(rv, e.snapRv))) return;
+              e.snap = applyEvent(e.snap, event.type, event.object, this.clock.now());
+              if (rv) e.snapRv = rv;
+            },
+            { timeoutSeconds: seconds, signal: stop.signal },
+          );
+        } catch {
+          break; // gone, refused (410: too old) or stopped: the next read lists again
+        }
+        // A server that ends watches at once is not followed in a loop: list again on the next read.
+        if (this.clock.now() - started < 1000) break;
+      }
+      if (e.stop === stop) {
+        e.stop = undefined;
+        e.watching = undefined;
+      }
+    })();
+  }
+
+  private unwatch(e: Entry): void {
+    e.stop?.abort();
+    e.stop = undefined;
+    e.watching = undefined;
+  }
+}
+
+/** True when both resourceVersions are numbers (etcd's and the emulator's are) and `a` is not after `b`. */
+function olderOrSame(a: string, b: string): boolean {
+  const x = Number(a);
+  const y = Number(b);
+  return Number.isSafeInteger(x) && Number.isSafeInteger(y) && x <= y;
+}
+
+function keyOf(cluster: { metadata: { namespace: string; name: string } }): string {
+  return `${cluster.metadata.namespace}/${cluster.metadata.name}`;
+}
+
+function snapshotOf(nodes: Iterable<WorkloadNode>, at: number): NodeSnapshot {
+  const byProviderId = new Map<string, WorkloadNode>();
+  const byName = new Map<string, WorkloadNode>();
+  for (const n of nodes) {
+    byName.set(n.metadata.name, n);
+    if (n.spec?.providerID) byProviderId.set(n.spec.providerID, n);
+  }
+  return { at, byProviderId, byName };
+}
+
+/** A new snapshot with one watch event applied (snapshots handed out are never changed). */
+function applyEvent(
+  snap: NodeSnapshot | undefined,
+  type: 'ADDED' | 'MODIFIED' | 'DELETED',
+  node: WorkloadNode,
+  at: number,
+): NodeSnapshot {
+  const byName = new Map(snap?.byName);
+  if (type === 'DELETED') byName.delete(node.metadata.name);
+  else byName.set(node.metadata.name, node);
+  return snapshotOf(byName.values(), at);
 }
 
 /** The node's `Ready` condition. */

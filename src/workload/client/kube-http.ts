@@ -9,8 +9,8 @@ import {
   NotAllowedError,
   NotFoundError,
   UnavailableError,
+  MagnetarError,
   UnprocessableError,
-  type MagnetarError,
 } from '../../domain/index.ts';
 
 /**
@@ -167,6 +167,87 @@ export class KubeHttp {
       isKubeStatus(body) || typeof body === 'object' ? body : undefined,
       what,
     );
+  }
+
+  /**
+   * A long-running GET answered with one JSON document per line (a watch): `onLine` gets each
+   * parsed line as it arrives. Resolves when the server ends the answer, rejects when the
+   * connection fails, the answer is not 2xx, or `signal` aborts. No idle timeout: a watch may
+   * stay silent for as long as nothing changes (the server ends it after its `timeoutSeconds`).
+   */
+  stream(
+    req: Pick<KubeRequest, 'path' | 'query'>,
+    onLine: (value: unknown) => void,
+    signal?: AbortSignal,
+  ): Promise<void> {
+    const qs = new URLSearchParams();
+    for (const [k, v] of Object.entries(req.query ?? {})) if (v !== undefined) qs.set(k, v);
+    const path = req.path + (qs.size > 0 ? `?${qs.toString()}` : '');
+    const what = `GET ${this.server}${req.path}`;
+    return new Promise<void>((resolve, reject) => {
+      const fail = (cause: unknown) =>
+        reject(
+          cause instanceof MagnetarError
+            ? cause
+            : new UnavailableError(`${what}: ${cause instanceof Error ? cause.message : String(cause)}`, {
+                code: 'Unreachable',
+                cause,
+              }),
+        );
+      if (signal?.aborted) return fail(new Error('watch stopped'));
+      const r = request(
+        {
+          host: this.url.hostname.replace(/^\[|\]$/g, ''),
+          port: this.url.port === '' ? 443 : Number(this.url.port),
+          method: 'GET',
+          path,
+          agent: this.agent,
+          timeout: 0,
+          ...(signal ? { signal } : {}),
+          headers: { accept: 'application/json', 'user-agent': 'magnetar-workload-client' },
+        },
+        (response) => {
+          const status = response.statusCode ?? 0;
+          let pending = '';
+          response.setEncoding('utf8');
+          response.on('data', (chunk: string) => {
+            pending += chunk;
+            if (status < 200 || status >= 300) return;
+            let nl;
+            while ((nl = pending.indexOf('\n')) >= 0) {
+              const line = pending.slice(0, nl);
+              pending = pending.slice(nl + 1);
+              if (line.trim() === '') continue;
+              try {
+                onLine(JSON.parse(line));
+              } catch (err) {
+                response.destroy(err instanceof Error ? err : new Error(String(err)));
+                return;
+              }
+            }
+          });
+          response.on('end', () => {
+            if (status >= 200 && status < 300) return resolve();
+            let body: unknown;
+            try {
+              body = JSON.parse(pending);
+            } catch {
+              body = { message: pending.slice(0, 200) };
+            }
+            fail(errorFromResponse(status, body, what));
+          });
+          response.on('error', fail);
+        },
+      );
+      // A watch holds its connection for minutes: TCP keepalive finds a peer that went away
+      // without closing it, and an open watch does not keep the process alive on its own.
+      r.on('socket', (socket) => {
+        socket.setKeepAlive(true, 30_000);
+        socket.unref();
+      });
+      r.on('error', fail);
+      r.end();
+    });
   }
 
   /** Close the kept-alive connections (the client is being replaced or dropped). */

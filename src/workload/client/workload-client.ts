@@ -9,7 +9,7 @@ import {
   type KubeSecret,
   type KubeVersionInfo,
 } from '../../domain/index.ts';
-import { KubeHttp, type KubeTls } from './kube-http.ts';
+import { errorFromResponse, KubeHttp, type KubeTls } from './kube-http.ts';
 
 /**
  * A small client of a workload cluster's Kubernetes API: what the controllers need to find
@@ -19,6 +19,11 @@ import { KubeHttp, type KubeTls } from './kube-http.ts';
 
 /** A served object whose name is known. */
 export type Named<T extends { metadata: KubeMeta }> = T & { metadata: KubeMeta & { name: string } };
+
+/** One change a node watch reports; a BOOKMARK only moves the resourceVersion on. */
+export type NodeWatchEvent =
+  | { type: 'ADDED' | 'MODIFIED' | 'DELETED'; object: Named<KubeNode> }
+  | { type: 'BOOKMARK'; resourceVersion: string };
 
 /** Options of {@link WorkloadClient}. */
 export interface WorkloadClientOptions {
@@ -68,6 +73,10 @@ const ObjectSchema = z.looseObject({
   metadata: z.looseObject({ name: z.string() }),
 });
 const ListSchema = z.looseObject({ items: z.array(ObjectSchema) });
+const WatchEventSchema = z.object({
+  type: z.enum(['ADDED', 'MODIFIED', 'DELETED', 'BOOKMARK', 'ERROR']),
+  object: z.looseObject({}),
+});
 const VersionSchema = z.looseObject({ major: z.string(), minor: z.string(), gitVersion: z.string() });
 
 function parseObject<T>(body: unknown, what: string): T {
@@ -129,8 +138,56 @@ export class WorkloadClient {
   }
 
   async listNodes(): Promise<Named<KubeNode>[]> {
+    return (await this.listNodesAt()).items;
+  }
+
+  /** The nodes, and the list's resourceVersion: where a {@link watchNodes} of them starts. */
+  async listNodesAt(): Promise<{ items: Named<KubeNode>[]; resourceVersion: string }> {
     const { body } = await this.http.send({ method: 'GET', path: '/api/v1/nodes' });
-    return parseList(body, 'list nodes');
+    const items = parseList<Named<KubeNode>>(body, 'list nodes');
+    const rv = (body as { metadata?: { resourceVersion?: unknown } }).metadata?.resourceVersion;
+    return { items, resourceVersion: typeof rv === 'string' ? rv : '' };
+  }
+
+  /**
+   * Follow the nodes' changes after `resourceVersion`: `onEvent` gets each ADDED, MODIFIED and
+   * DELETED node. Resolves when the server ends the watch (after `timeoutSeconds`); rejects
+   * when the connection fails or `signal` aborts, and with the server's error when it refuses
+   * the resourceVersion (410 Expired: list again).
+   */
+  watchNodes(
+    resourceVersion: string,
+    onEvent: (event: NodeWatchEvent) => void,
+    options: { timeoutSeconds: number; signal?: AbortSignal },
+  ): Promise<void> {
+    return this.http.stream(
+      {
+        path: '/api/v1/nodes',
+        query: {
+          watch: 'true',
+          resourceVersion,
+          timeoutSeconds: String(Math.max(1, Math.round(options.timeoutSeconds))),
+        },
+      },
+      (line) => {
+        const e = WatchEventSchema.safeParse(line);
+        if (!e.success) throw new Error('watch nodes: unexpected event from the workload cluster');
+        if (e.data.type === 'ERROR')
+          throw errorFromResponse(
+            typeof e.data.object.code === 'number' ? e.data.object.code : 500,
+            e.data.object,
+            'watch nodes',
+          );
+        if (e.data.type === 'BOOKMARK') {
+          const rv = (e.data.object as { metadata?: { resourceVersion?: unknown } }).metadata
+            ?.resourceVersion;
+          if (typeof rv === 'string') onEvent({ type: 'BOOKMARK', resourceVersion: rv });
+          return;
+        }
+        onEvent({ type: e.data.type, object: parseObject<Named<KubeNode>>(e.data.object, 'watch nodes') });
+      },
+      options.signal,
+    );
   }
 
   /** A node, or undefined when there is none of that name. */
