@@ -133,9 +133,7 @@ export class KubeHttp {
 
   /** Send a request; 2xx and any status in `accept` resolve, other statuses reject with a domain error. */
   async send(req: KubeRequest, accept: readonly number[] = []): Promise<KubeResponse> {
-    const qs = new URLSearchParams();
-    for (const [k, v] of Object.entries(req.query ?? {})) if (v !== undefined) qs.set(k, v);
-    const path = req.path + (qs.size > 0 ? `?${qs.toString()}` : '');
+    const path = pathWithQuery(req);
     const payload = req.body === undefined ? undefined : Buffer.from(JSON.stringify(req.body), 'utf8');
     const what = `${req.method} ${this.server}${req.path}`;
     const res = await this.exchange(req, path, payload)
@@ -180,9 +178,7 @@ export class KubeHttp {
     onLine: (value: unknown) => void,
     signal?: AbortSignal,
   ): Promise<void> {
-    const qs = new URLSearchParams();
-    for (const [k, v] of Object.entries(req.query ?? {})) if (v !== undefined) qs.set(k, v);
-    const path = req.path + (qs.size > 0 ? `?${qs.toString()}` : '');
+    const path = pathWithQuery(req);
     const what = `GET ${this.server}${req.path}`;
     return new Promise<void>((resolve, reject) => {
       const fail = (cause: unknown) =>
@@ -303,6 +299,13 @@ export class KubeHttp {
       r.end(payload);
     });
   }
+}
+
+/** The request's path with its query string (undefined values left out). */
+function pathWithQuery(req: Pick<KubeRequest, 'path' | 'query'>): string {
+  const qs = new URLSearchParams();
+  for (const [k, v] of Object.entries(req.query ?? {})) if (v !== undefined) qs.set(k, v);
+  return req.path + (qs.size > 0 ? `?${qs.toString()}` : '');
 }
 
 /** The server had closed the reused connection a request went out on. */
