@@ -29,10 +29,25 @@ async function openIdentityStore(): Promise<ObjectStore> {
   return openStore(config);
 }
 
+/**
+ * The cloud's records. Its own SQLite file keeps no revision feed: the cloud's services read
+ * records and never watch them, so a write stores its record once (feed entries an earlier
+ * version left are dropped). On PostgreSQL the cloud shares Magnetar's database and its feed.
+ */
+async function openCloudStore(): Promise<{ store: ObjectStore; feed: boolean }> {
+  const { config, cloudStore } = data;
+  if (cloudStore.engine !== 'sqlite') {
+    return { store: await openStore({ ...config, store: cloudStore }), feed: true };
+  }
+  const store = new SqliteStore({ path: resolve(config.dataDir, cloudStore.url!), feed: false });
+  await store.compact((await store.currentRevision()) + 1);
+  return { store, feed: false };
+}
+
 async function run(): Promise<void> {
   const { config } = data;
   const identityStore = await openIdentityStore();
-  const cloudStore = await openStore({ ...config, store: data.cloudStore });
+  const { store: cloudStore, feed } = await openCloudStore();
   const local = await LocalIdentity.open({
     store: identityStore,
     clock: systemClock,
@@ -66,11 +81,13 @@ async function run(): Promise<void> {
   await app.listen({ host: data.host, port: 0 });
   if (data.adminProjectId) await cloud.seed({ adminProjectId: data.adminProjectId });
   else await cloud.resume();
-  const stopCompaction = startFeedCompaction({
-    store: cloudStore,
-    clock: systemClock,
-    log: app.log.child({ component: 'embedded-cloud' }),
-  });
+  const stopCompaction = feed
+    ? startFeedCompaction({
+        store: cloudStore,
+        clock: systemClock,
+        log: app.log.child({ component: 'embedded-cloud' }),
+      })
+    : async () => {};
   const address = app.server.address();
   port.postMessage({ ready: typeof address === 'object' && address ? address.port : 0 });
   port.on('message', (m) => {

@@ -1,3 +1,4 @@
+import Database from 'better-sqlite3';
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { existsSync, mkdtempSync, rmSync } from 'node:fs';
@@ -94,6 +95,13 @@ describe('the embedded cloud on its own thread', () => {
     const cloudFile = join(dir, 'magnetar.cloud.sqlite');
     assert.ok(existsSync(cloudFile));
     assert.equal(await countIn(cloudFile, KEYPAIR), 1);
+    // nobody watches the cloud's records: its file keeps no revision feed
+    const db = new Database(cloudFile, { readonly: true });
+    try {
+      assert.deepEqual(db.prepare('SELECT count(*) AS n FROM feed').get(), { n: 0 });
+    } finally {
+      db.close();
+    }
   });
 
   test('request and answer bodies pass the public endpoint whole: an image uploaded and read back', async () => {

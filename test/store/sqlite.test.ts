@@ -433,3 +433,30 @@ test('sqlite: a revision a refused batch gave back and another connection then w
     assert.deepEqual(seen?.object.spec, { size: 3 });
   });
 });
+
+test('sqlite: a store kept without a revision feed stores, updates and deletes records, writes no feed entry and refuses to be watched', async () => {
+  const path = join(dir, 'no-feed.sqlite');
+  const s = new SqliteStore({ path, feed: false, backgroundCheckpoints: false });
+  try {
+    const a = await s.create<ApiObject>(widget('a'));
+    const b = await s.create<ApiObject>(widget('b'));
+    await s.update({ ...a, spec: { size: 2 } });
+    await s.delete(type, 'p1', b.metadata.name);
+    assert.deepEqual((await s.get<ApiObject & { spec: { size: number } }>(type, 'p1', 'a'))?.spec, {
+      size: 2,
+    });
+    assert.equal(await s.get(type, 'p1', 'b'), undefined);
+    assert.equal(await s.count(type), 1);
+    assert.ok((await s.currentRevision()) >= 4, 'revisions still count every write');
+    await assert.rejects(s.changes(0), /keeps no revision feed/);
+  } finally {
+    await s.close();
+  }
+  const db = new Database(path, { readonly: true });
+  try {
+    assert.deepEqual(db.prepare('SELECT count(*) AS n FROM feed').get(), { n: 0 });
+    assert.deepEqual(db.prepare('SELECT count(*) AS n FROM objects').get(), { n: 1 });
+  } finally {
+    db.close();
+  }
+});

@@ -38,6 +38,12 @@ export interface SqliteStoreOptions {
    * the commit that crosses SQLite's threshold. Files only. @default true
    */
   backgroundCheckpoints?: boolean;
+  /**
+   * Keep the revision feed. A store nobody watches (the embedded cloud's own file: its services
+   * read records, never changes) leaves it out, and each write stores its object once instead
+   * of twice; {@link SqliteStore.changes} then refuses. @default true
+   */
+  feed?: boolean;
 }
 
 /** WAL pages (4 KiB) after which a commit checkpoints itself: SQLite's default. */
@@ -108,6 +114,8 @@ export class SqliteStore implements ObjectStore {
   private readonly checkpointer: BackgroundCheckpointer | undefined;
   /** See {@link DECODED_FEED_ENTRIES}. */
   private readonly decoded = new Map<number, ApiObject>();
+  /** See {@link SqliteStoreOptions.feed}. */
+  private readonly feed: boolean;
 
   constructor(options: SqliteStoreOptions = {}) {
     const path = options.path ?? ':memory:';
@@ -117,6 +125,7 @@ export class SqliteStore implements ObjectStore {
     this.db.pragma('synchronous = NORMAL');
     this.db.pragma('busy_timeout = 5000');
     this.now = options.now ?? Date.now;
+    this.feed = options.feed ?? true;
     this.events.setMaxListeners(0);
     this.migrate();
     if (path !== ':memory:' && options.backgroundCheckpoints !== false) {
@@ -257,7 +266,7 @@ export class SqliteStore implements ObjectStore {
     const data = JSON.stringify(obj);
     this.stmts.insert.run(type, m.namespace, m.name, m.uid, rev, rev, data);
     this.indexLabels(rev, type, m.labels);
-    this.stmts.feed.run(rev, type, 'ADDED', data);
+    if (this.feed) this.stmts.feed.run(rev, type, 'ADDED', data);
     return this.remember(rev, obj);
   }
 
@@ -291,7 +300,7 @@ export class SqliteStore implements ObjectStore {
     if (removed) {
       // the delete trigger drops the object's label rows
       this.stmts.remove.run(type, m.namespace, m.name);
-      this.stmts.feed.run(rev, type, 'DELETED', data);
+      if (this.feed) this.stmts.feed.run(rev, type, 'DELETED', data);
       this.remember(rev, object);
       return undefined;
     }
@@ -300,7 +309,7 @@ export class SqliteStore implements ObjectStore {
       this.stmts.labelsRemove.run(stored.seq);
       this.indexLabels(stored.seq, type, m.labels);
     }
-    this.stmts.feed.run(rev, type, 'MODIFIED', data);
+    if (this.feed) this.stmts.feed.run(rev, type, 'MODIFIED', data);
     return this.remember(rev, object);
   }
 
@@ -596,6 +605,7 @@ export class SqliteStore implements ObjectStore {
     afterRevision: number,
     options: { types?: TypeKey[]; limit?: number } = {},
   ): Promise<WatchEvent[]> {
+    if (!this.feed) throw new Error('this store keeps no revision feed');
     const limit = Math.max(1, Math.trunc(options.limit ?? 1000));
     const types = options.types;
     const where = types && types.length > 0 ? `AND type IN (${types.map(() => '?').join(',')})` : '';
