@@ -35,7 +35,7 @@ import {
   readClusterView,
   type ClusterView,
 } from './magnum-observe.ts';
-import { renderCluster, type DesiredCluster } from './magnum-render.ts';
+import { RenderCache, type DesiredCluster } from './magnum-render.ts';
 import {
   clusterVerdict,
   createTimedOut,
@@ -77,6 +77,7 @@ export function magnumClusterReconciler(env: Env): Reconciler {
     refs.set(uid, ref);
     return [ref];
   };
+  const renders = new RenderCache();
   return {
     name: 'magnum-driver',
     coalesceMs: env.settings.coalesceMs,
@@ -90,7 +91,7 @@ export function magnumClusterReconciler(env: Env): Reconciler {
       { type: CapiTypes.Machine, map: toMagnum, view: machineForMagnum },
       { type: CapiTypes.MachineHealthCheck, map: toMagnum, view: healthCheckForMagnum },
     ],
-    reconcile: (ctx, ref) => reconcileMagnum(env, ctx, ref),
+    reconcile: (ctx, ref) => reconcileMagnum(env, ctx, ref, renders),
   };
 }
 
@@ -106,6 +107,7 @@ async function reconcileMagnum(
   env: Env,
   ctx: ReconcileContext,
   ref: ObjectRef,
+  renders: RenderCache,
 ): Promise<ReconcileResult | void> {
   const { store } = ctx;
   let mc = await store.get<MagnumClusterObject>(MagnumTypes.Cluster, ref.namespace, ref.name);
@@ -117,7 +119,10 @@ async function reconcileMagnum(
     mc.metadata.uid,
   );
   const names = magnumNames(mc);
-  if (mc.metadata.deletionTimestamp) return reconcileMagnumDelete(env, ctx, mc, allGroups, names);
+  if (mc.metadata.deletionTimestamp) {
+    renders.forget(mc.metadata.uid);
+    return reconcileMagnumDelete(env, ctx, mc, allGroups, names);
+  }
   // Created without required fields: already CREATE_FAILED by the API; nothing to build.
   if (mc.spec.missingRequiredFields?.length) return;
   if (!mc.metadata.finalizers.includes(MAGNUM_FINALIZER)) {
@@ -211,7 +216,7 @@ async function reconcileMagnum(
 
   // Build or update the CAPI objects.
   const failedIdle = !busy && mc.status.outcome === 'Failed';
-  const desired = renderCluster({
+  const desired = renders.render({
     cluster: mc,
     template,
     nodeGroups: groups,

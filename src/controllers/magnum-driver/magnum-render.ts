@@ -419,3 +419,51 @@ function fakeMaster(cluster: MagnumClusterObject): NodeGroupObject {
     status: {},
   };
 }
+
+/**
+ * The last render of each Magnum cluster. The driver reconciles a cluster on every change of
+ * its Cluster API objects (about 40 times in a create), but what it renders from changes only
+ * with an operation: a new generation of the cluster or of a node group, a template edit, the
+ * version it steps to, health checks paused or not. Those make the key; anything else gives the
+ * kept render back. Each caller gets its own copy of the little the driver changes in place
+ * (the Cluster's annotations) and the node groups it was called with.
+ */
+export class RenderCache {
+  private readonly last = new Map<string, { key: string; desired: DesiredCluster }>();
+
+  constructor(private readonly max = 10_000) {}
+
+  render(input: RenderInput): DesiredCluster {
+    const uid = input.cluster.metadata.uid;
+    const key = [
+      input.cluster.metadata.generation,
+      input.template.metadata.uid,
+      input.template.metadata.resourceVersion,
+      input.nodeGroups.map((g) => `${g.metadata.uid}:${g.metadata.generation}`).join(','),
+      input.version,
+      input.pauseHealthChecks,
+    ].join('|');
+    let hit = this.last.get(uid);
+    if (hit?.key !== key) {
+      hit = { key, desired: renderCluster(input) };
+      if (this.last.size >= this.max) this.last.clear();
+      this.last.set(uid, hit);
+    }
+    const d = hit.desired;
+    const groups = new Map(input.nodeGroups.map((g) => [g.metadata.uid, g]));
+    const meta = d.cluster.object.metadata;
+    return {
+      ...d,
+      cluster: {
+        ...d.cluster,
+        object: { ...d.cluster.object, metadata: { ...meta, annotations: { ...meta.annotations } } },
+      },
+      groups: d.groups.map((g) => ({ ...g, nodeGroup: groups.get(g.nodeGroup.metadata.uid) ?? g.nodeGroup })),
+    };
+  }
+
+  /** Drop a cluster's render (the cluster is gone). */
+  forget(uid: string): void {
+    this.last.delete(uid);
+  }
+}
