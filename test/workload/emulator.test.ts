@@ -205,6 +205,17 @@ describe('an emulated workload cluster', () => {
       assert.equal(accepted.length, 1, 'four requests, one TLS connection');
     }));
 
+  test('the connections a burst of requests opened carry the next burst: no new handshake', () =>
+    withAcceptedSockets(async (c, accepted) => {
+      const burst = () => Promise.all([c.listNodes(), c.getNode('prod-cp-a'), c.version()]);
+      await burst();
+      const opened = accepted.length;
+      assert.ok(opened >= 1 && opened <= 3, `${opened} connections for three requests at once`);
+      await burst();
+      await burst();
+      assert.equal(accepted.length, opened, 'the later bursts reuse them');
+    }));
+
   test('a client stays, with its connection, when the PKI issues a new certificate under the same CA', async () => {
     // A PKI that keeps one cluster's client certificate at a time.
     const small = new StorePki({ store, clock, encryptionKey: KEY, cacheSize: 1 });

@@ -120,9 +120,11 @@ export class KubeHttp {
     });
     this.agent = new Agent({
       keepAlive: true,
-      // Requests to one cluster are few and short; a drain's evictions take a handful.
+      // Requests to one cluster are few and short; a drain's evictions take a handful. The
+      // connections a burst opened (a create asks for several bootstrap tokens at once) stay for
+      // the next one: each new connection costs a TLS handshake on both sides.
       maxSockets: 4,
-      maxFreeSockets: 1,
+      maxFreeSockets: 4,
       timeout: IDLE_SOCKET_MS,
       scheduling: 'lifo',
       maxCachedSessions: 4,
