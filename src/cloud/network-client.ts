@@ -35,7 +35,17 @@ import {
   QUOTA_KEYS,
 } from './network-wire.ts';
 import type { Session } from './session.ts';
-import { compact, one, seg, ServiceApi, single, tagsQuery, versionRoot, wire } from './service-api.ts';
+import {
+  compact,
+  one,
+  seg,
+  ServiceApi,
+  several,
+  single,
+  tagsQuery,
+  versionRoot,
+  wire,
+} from './service-api.ts';
 
 /**
  * Neutron (network v2.0): networks, subnets, routers, ports, security groups, floating IPs,
@@ -311,20 +321,16 @@ export class NeutronNetworkClient implements NetworkClient {
   }
 
   createSecurityGroupRule(input: CreateSecurityGroupRuleInput): Promise<SecurityGroupRule> {
-    const body = {
-      security_group_rule: compact({
-        security_group_id: input.securityGroupId,
-        direction: input.direction,
-        ethertype: input.ethertype ?? 'IPv4',
-        protocol: input.protocol,
-        port_range_min: input.portRangeMin,
-        port_range_max: input.portRangeMax,
-        remote_ip_prefix: input.remoteIpPrefix,
-        remote_group_id: input.remoteGroupId,
-        description: input.description,
-      }),
-    };
+    const body = { security_group_rule: ruleBody(input) };
     return this.api.call(one('security_group_rule', RuleWire), 'POST', '/security-group-rules', { body });
+  }
+
+  createSecurityGroupRules(inputs: CreateSecurityGroupRuleInput[]): Promise<SecurityGroupRule[]> {
+    if (inputs.length === 0) return Promise.resolve([]);
+    const body = { security_group_rules: inputs.map(ruleBody) };
+    return this.api.call(several('security_group_rules', RuleWire), 'POST', '/security-group-rules', {
+      body,
+    });
   }
 
   async deleteSecurityGroupRule(id: string): Promise<void> {
@@ -418,6 +424,20 @@ export class NeutronNetworkClient implements NetworkClient {
     if (!tags || tags.length === 0) return created;
     return { ...created, tags: await this.replaceTags(resource, created.id, tags) };
   }
+}
+
+function ruleBody(input: CreateSecurityGroupRuleInput) {
+  return compact({
+    security_group_id: input.securityGroupId,
+    direction: input.direction,
+    ethertype: input.ethertype ?? 'IPv4',
+    protocol: input.protocol,
+    port_range_min: input.portRangeMin,
+    port_range_max: input.portRangeMax,
+    remote_ip_prefix: input.remoteIpPrefix,
+    remote_group_id: input.remoteGroupId,
+    description: input.description,
+  });
 }
 
 function gatewayBody(g: { networkId: string; externalFixedIps?: FixedIp[] | undefined }) {

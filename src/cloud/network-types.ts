@@ -280,6 +280,11 @@ export interface NetworkClient {
   deleteSecurityGroup(id: string): Promise<void>;
   listSecurityGroupRules(filter?: { securityGroupId?: string }): Promise<SecurityGroupRule[]>;
   createSecurityGroupRule(input: CreateSecurityGroupRuleInput): Promise<SecurityGroupRule>;
+  /**
+   * Several rules of one security group in one request (Neutron's bulk create): all are created
+   * or none; a rule that already exists fails the whole request with a conflict.
+   */
+  createSecurityGroupRules(inputs: CreateSecurityGroupRuleInput[]): Promise<SecurityGroupRule[]>;
   deleteSecurityGroupRule(id: string): Promise<void>;
 
   listFloatingIps(filter?: FloatingIpFilter): Promise<FloatingIp[]>;

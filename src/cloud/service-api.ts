@@ -197,6 +197,13 @@ export function one<T>(key: string, schema: z.ZodType<T>) {
   return memoSchema(schema, `one:${key}`, () => z.object({ [key]: schema }).transform((o) => o[key] as T));
 }
 
+/** The answer `{"<key>": [...]}` of a bulk create, as the list of items. */
+export function several<T>(key: string, schema: z.ZodType<T>) {
+  return memoSchema(schema, `several:${key}`, () =>
+    z.object({ [key]: z.array(schema) }).transform((o) => o[key] as T[]),
+  );
+}
+
 /** Drop undefined values (for request bodies). */
 export function compact<T extends Record<string, unknown>>(obj: T): Partial<T> {
   const out: Record<string, unknown> = {};

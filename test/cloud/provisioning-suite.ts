@@ -296,6 +296,25 @@ export function provisioningSuite(name: string, start: () => Promise<SuiteTarget
       );
       assert.equal(dup.kind, 'conflict');
       assert.equal((await c.network.getSecurityGroup(sg.id)).rules.length, rules.length);
+
+      // several rules in one request: all made, or none when one of them exists already
+      const kubelet = { securityGroupId: sg.id, direction: 'ingress' as const, protocol: 'tcp' };
+      const both = await c.network.createSecurityGroupRules([
+        { ...kubelet, portRangeMin: 10250, portRangeMax: 10250, remoteGroupId: sg.id },
+        { ...kubelet, portRangeMin: 30000, portRangeMax: 32767, remoteIpPrefix: '0.0.0.0/0' },
+      ]);
+      assert.deepEqual(
+        both.map((r) => r.portRangeMax),
+        [10250, 32767],
+      );
+      const refused = await failure(
+        c.network.createSecurityGroupRules([
+          { ...kubelet, portRangeMin: 4240, portRangeMax: 4240, remoteGroupId: sg.id },
+          { ...kubelet, portRangeMin: 6443, portRangeMax: 6443, remoteIpPrefix: '0.0.0.0/0' },
+        ]),
+      );
+      assert.equal(refused.kind, 'conflict');
+      assert.equal((await c.network.getSecurityGroup(sg.id)).rules.length, rules.length + 2);
     });
 
     void test('creates a port with a fixed IP in the subnet and the security group', async () => {

@@ -442,3 +442,133 @@ test('lookups by name, description and network id answer exactly what Neutron fi
     await h.close();
   }
 });
+
+test('security group rules created in bulk: all of one group, together or not at all', async () => {
+  const h = await startCloud();
+  try {
+    const sg = await post(h, 'security-groups', 'security_group', { name: 'k8s-workers' });
+    const other = await post(h, 'security-groups', 'security_group', { name: 'k8s-controlplane' });
+    const rulesOf = async (id: string) =>
+      (
+        await h.call<{ security_group_rules: { id: string; port_range_min: number | null }[] }>(
+          'GET',
+          `/network/v2.0/security-group-rules?security_group_id=${id}`,
+        )
+      ).body.security_group_rules;
+    const before = (await rulesOf(sg.id)).length;
+    const bulk = (body: unknown) =>
+      h.call<{
+        security_group_rules: { id: string; security_group_id: string; port_range_max: number | null }[];
+        NeutronError: { type: string; message: string };
+      }>('POST', '/network/v2.0/security-group-rules', { body });
+    const rule = (fields: Record<string, unknown>) => ({
+      security_group_id: sg.id,
+      direction: 'ingress',
+      protocol: 'tcp',
+      ...fields,
+    });
+
+    const made = await bulk({
+      security_group_rules: [
+        rule({ port_range_min: 30000, port_range_max: 32767, remote_ip_prefix: '0.0.0.0/0' }),
+        rule({ port_range_min: 10250, remote_group_id: other.id }),
+      ],
+    });
+    assert.equal(made.status, 201, JSON.stringify(made.body));
+    assert.equal(made.body.security_group_rules.length, 2);
+    assert.deepEqual(
+      made.body.security_group_rules.map((r) => [r.security_group_id, r.port_range_max]),
+      [
+        [sg.id, 32767],
+        [sg.id, 10250],
+      ],
+    );
+    assert.equal((await rulesOf(sg.id)).length, before + 2);
+
+    // each refusal below changes nothing
+    const refusals: [unknown, number, string, string][] = [
+      [
+        {
+          security_group_rules: [
+            rule({ port_range_min: 22 }),
+            { ...rule({ port_range_min: 80 }), security_group_id: other.id },
+          ],
+        },
+        400,
+        'BadRequest',
+        'Bad security_group_rule request: Only allowed to update rules for one security profile at a time.',
+      ],
+      [
+        {
+          security_group_rules: [
+            rule({ port_range_min: 22 }),
+            rule({ port_range_min: 22, description: 'again' }),
+          ],
+        },
+        409,
+        'DuplicateSecurityGroupRuleInPost',
+        'Duplicate Security Group Rule in POST.',
+      ],
+      [
+        {
+          security_group_rules: [
+            rule({ port_range_min: 22 }),
+            rule({ port_range_min: 30000, port_range_max: 32767, remote_ip_prefix: '0.0.0.0/0' }),
+          ],
+        },
+        409,
+        'SecurityGroupRuleExists',
+        `Security group rule already exists. Rule id is ${made.body.security_group_rules[0]!.id}.`,
+      ],
+      [
+        { security_group_rules: [rule({ port_range_min: 22 }), rule({ port_range_min: 70000 })] },
+        400,
+        'InvalidInput',
+        'Invalid input for operation: Invalid value for port 70000.',
+      ],
+      [
+        { security_group_rules: [rule({ port_range_min: 22 }), 'tcp/80'] },
+        400,
+        'HTTPBadRequest',
+        "Invalid input for security_group_rules. Reason: 'tcp/80' is not a dictionary.",
+      ],
+      [
+        { security_group_rules: [] },
+        400,
+        'HTTPBadRequest',
+        "Unable to find 'security_group_rules' in request body",
+      ],
+    ];
+    for (const [body, status, type, message] of refusals) {
+      const r = await bulk(body);
+      assert.equal(r.status, status, JSON.stringify(body));
+      assert.equal(r.body.NeutronError.type, type);
+      assert.equal(r.body.NeutronError.message, message);
+    }
+    assert.equal((await rulesOf(sg.id)).length, before + 2);
+    assert.equal((await rulesOf(other.id)).length, 2);
+
+    // the quota counts every rule of the request
+    const used = (await rulesOf(sg.id)).length + (await rulesOf(other.id)).length;
+    const defaults = await h.call<{ security_groups: { security_group_rules: unknown[] }[] }>(
+      'GET',
+      '/network/v2.0/security-groups?name=default',
+    );
+    const inDefault = defaults.body.security_groups.reduce((n, g) => n + g.security_group_rules.length, 0);
+    const put = await h.call('PUT', `/network/v2.0/quotas/${h.identity.projectA}`, {
+      token: 'admin',
+      body: { quota: { security_group_rule: used + inDefault + 1 } },
+    });
+    assert.equal(put.status, 200);
+    const over = await bulk({
+      security_group_rules: [rule({ port_range_min: 22 }), rule({ port_range_min: 23 })],
+    });
+    assert.equal(over.status, 409);
+    assert.equal(over.body.NeutronError.message, "Quota exceeded for resources: ['security_group_rule'].");
+    assert.equal((await rulesOf(sg.id)).length, before + 2);
+    const one = await bulk({ security_group_rules: [rule({ port_range_min: 22 })] });
+    assert.equal(one.status, 201);
+  } finally {
+    await h.close();
+  }
+});

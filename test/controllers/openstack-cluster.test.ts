@@ -102,6 +102,14 @@ void test('an OpenStackCluster gets network, subnet, router, security groups and
     assert.equal(sgs.length, 2);
     const cp = sgs.find((g) => g.name.endsWith('controlplane'))!;
     assert.ok(cp.rules.some((r) => r.portRangeMin === 6443 && r.direction === 'ingress'));
+    // each group's rules were asked for in one request, as a bulk create
+    assert.equal(
+      f.requests.filter((r) => r === 'POST /cloud/network/v2.0/security-group-rules').length,
+      2,
+      f.requests.join('\n'),
+    );
+    const worker = sgs.find((g) => g.name.endsWith('worker'))!;
+    assert.ok(worker.rules.some((r) => r.portRangeMin === 10250 && r.remoteGroupId === cp.id));
 
     // The Cluster learned the endpoint and failure domains.
     const cluster = await f.until('the Cluster to be provisioned', async () => {

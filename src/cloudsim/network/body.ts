@@ -13,6 +13,31 @@ export function parseNeutronBody<T>(body: unknown, resource: string, schema: z.Z
   if (inner === undefined || inner === null || typeof inner !== 'object' || Array.isArray(inner)) {
     throw new InputError(`Unable to find '${resource}' in request body`, { code: 'HTTPBadRequest' });
   }
+  return parseNeutronItem(inner, schema);
+}
+
+/**
+ * Parse a bulk create body, `{"<collection>": [{...}, ...]}`: every item as one of
+ * {@link parseNeutronBody}, the first bad item failing the whole request.
+ */
+export function parseNeutronBulk<T>(body: unknown, collection: string, schema: z.ZodType<T>): T[] {
+  const items = (body as Record<string, unknown>)[collection];
+  if (!Array.isArray(items) || items.length === 0) {
+    throw new InputError(`Unable to find '${collection}' in request body`, { code: 'HTTPBadRequest' });
+  }
+  return (items as unknown[]).map((item) => {
+    if (item === null || typeof item !== 'object' || Array.isArray(item))
+      throw new InputError(
+        `Invalid input for ${collection}. Reason: ${describe(item)} is not a dictionary.`,
+        {
+          code: 'HTTPBadRequest',
+        },
+      );
+    return parseNeutronItem(item, schema);
+  });
+}
+
+function parseNeutronItem<T>(inner: object, schema: z.ZodType<T>): T {
   const res = schema.safeParse(inner);
   if (res.success) return res.data;
   const issue = res.error.issues[0]!;

@@ -39,6 +39,8 @@ export const neutronErrors = {
     new ConflictError(`Security group rule already exists. Rule id is ${id}.`, {
       code: 'SecurityGroupRuleExists',
     }),
+  duplicateRuleInPost: () =>
+    new ConflictError('Duplicate Security Group Rule in POST.', { code: 'DuplicateSecurityGroupRuleInPost' }),
   overQuota: (resources: string[]) =>
     new ConflictError(`Quota exceeded for resources: [${resources.map((r) => `'${r}'`).join(', ')}].`, {
       code: 'OverQuota',

@@ -3,7 +3,7 @@ import { nowIso, type CloudContext } from '../core/context.ts';
 import { bodyOf, callerOf, p, type ServiceRoutes } from '../core/http.ts';
 import { newId, parseCidr4 } from '../core/ids.ts';
 import type { SecurityGroup, SecurityGroupRule } from '../core/records.ts';
-import { parseNeutronBody } from './body.ts';
+import { parseNeutronBody, parseNeutronBulk } from './body.ts';
 import { neutronErrors as E } from './errors.ts';
 import { portInGroupKey, securityGroupLabels } from '../core/repos.ts';
 import { narrowing, neutronList, projectFields } from './listing.ts';
@@ -204,110 +204,54 @@ export function registerSecurityGroupRoutes(r: ServiceRoutes, ctx: CloudContext,
 
   r.post('/v2.0/security-group-rules', 'security_group_rules.create', async (req, reply) => {
     const caller = callerOf(req);
-    const b = parseNeutronBody(bodyOf(req), 'security_group_rule', RuleCreate);
-    targetProject(caller, b);
-    const sg = await svc.getSecurityGroup(caller, b.security_group_id);
-    let protocol: string | null =
-      b.protocol === undefined || b.protocol === null || b.protocol === 'any'
-        ? null
-        : String(b.protocol).toLowerCase();
-    if (protocol !== null && !(protocol in PROTOCOLS) && !/^\d+$/.test(protocol)) {
+    // One rule, or several in one request (Neutron's bulk create: all of one security group,
+    // created together or not at all).
+    const body = bodyOf(req);
+    const bulk = typeof body === 'object' && body !== null && 'security_group_rules' in body;
+    const inputs = bulk
+      ? parseNeutronBulk(body, 'security_group_rules', RuleCreate)
+      : [parseNeutronBody(body, 'security_group_rule', RuleCreate)];
+    if (new Set(inputs.map((b) => b.security_group_id)).size > 1)
       throw E.badRequest(
         'security_group_rule',
-        `Security group rule protocol ${protocol} not supported. Only protocol values [None, ${Object.keys(PROTOCOLS).join(', ')}] and integer representations [0 to 255] are supported`,
+        'Only allowed to update rules for one security profile at a time',
       );
+    for (const b of inputs) targetProject(caller, b);
+    const sg = await svc.getSecurityGroup(caller, inputs[0]!.security_group_id);
+    const drafts: RuleDraft[] = [];
+    for (const b of inputs) {
+      const draft = ruleDraft(b);
+      if (draft.remote_group_id) await svc.getSecurityGroup(caller, draft.remote_group_id);
+      drafts.push(draft);
     }
-    if (protocol !== null && /^\d+$/.test(protocol) && Number(protocol) > 255) {
-      throw E.badRequest('security_group_rule', `Security group rule protocol ${protocol} not supported`);
+    const existing = await svc.rulesOf(sg);
+    for (const [i, draft] of drafts.entries()) {
+      const dup = existing.find((x) => sameRule(x.rec, draft));
+      if (dup) throw E.ruleExists(dup.id);
+      if (drafts.slice(0, i).some((other) => sameRule(other, draft))) throw E.duplicateRuleInPost();
     }
-    if (protocol === 'ipv6_icmp') protocol = 'ipv6-icmp';
-    const min = b.port_range_min ?? null;
-    const max = b.port_range_max ?? null;
-    if ((min !== null || max !== null) && protocol === null) {
-      throw E.invalidInput('Must also specify protocol if port range is given');
-    }
-    const isPortProto =
-      protocol !== null && ['tcp', 'udp', 'sctp', '6', '17', '132', 'dccp', 'udplite'].includes(protocol);
-    if (isPortProto) {
-      for (const v of [min, max])
-        if (v !== null && (v < 1 || v > 65535)) throw E.invalidInput(`Invalid value for port ${v}`);
-      if (min !== null && max !== null && min > max)
-        throw E.invalidInput('For TCP/UDP protocols, port_range_min must be <= port_range_max');
-    } else if (protocol === 'icmp' || protocol === '1' || protocol === 'icmpv6' || protocol === 'ipv6-icmp') {
-      for (const [field, v] of [
-        ['port_range_min', min],
-        ['port_range_max', max],
-      ] as const) {
-        if (v !== null && (v < 0 || v > 255))
-          throw E.invalidInput(
-            `Invalid value for ICMP ${field} (${field === 'port_range_min' ? 'type' : 'code'}) ${v}. It must be 0 to 255.`,
-          );
-      }
-      if (min === null && max !== null)
-        throw E.invalidInput(
-          `ICMP code (port-range-max) ${max} is provided but ICMP type (port-range-min) is missing`,
-        );
-    }
-    let prefix: string | null = null;
-    if (b.remote_ip_prefix) {
-      if (b.ethertype === 'IPv6') {
-        if (!b.remote_ip_prefix.includes(':'))
-          throw E.invalidInput(`Conflicting value ethertype IPv6 for CIDR ${b.remote_ip_prefix}`);
-        prefix = b.remote_ip_prefix;
-      } else {
-        if (b.remote_ip_prefix.includes(':'))
-          throw E.invalidInput(`Conflicting value ethertype IPv4 for CIDR ${b.remote_ip_prefix}`);
-        const c = parseCidr4(
-          b.remote_ip_prefix.includes('/') ? b.remote_ip_prefix : `${b.remote_ip_prefix}/32`,
-          true,
-        );
-        if (!c)
-          throw E.invalidInputFor('remote_ip_prefix', `'${b.remote_ip_prefix}' is not a valid IP subnet`);
-        prefix = c.text;
-      }
-    }
-    if (b.remote_group_id && prefix) {
-      throw E.badRequest('security_group_rule', 'Only remote_ip_prefix or remote_group_id may be provided');
-    }
-    if (b.remote_group_id) await svc.getSecurityGroup(caller, b.remote_group_id);
-    const rules = await svc.rulesOf(sg);
-    const dup = rules.find(
-      (x) =>
-        x.rec.direction === b.direction &&
-        x.rec.ethertype === b.ethertype &&
-        x.rec.protocol === protocol &&
-        x.rec.port_range_min === min &&
-        x.rec.port_range_max === (max ?? (isPortProto ? min : null)) &&
-        anyPrefix(x.rec.remote_ip_prefix) === anyPrefix(prefix) &&
-        x.rec.remote_group_id === (b.remote_group_id ?? null),
-    );
-    if (dup) throw E.ruleExists(dup.id);
-    await svc.checkQuota(sg.project, 'security_group_rule');
+    await svc.checkQuota(sg.project, 'security_group_rule', drafts.length);
     const now = nowIso(ctx);
-    const rule: SecurityGroupRule = {
+    const rules: SecurityGroupRule[] = drafts.map((draft) => ({
       id: newId(),
       tenant_id: sg.project,
       security_group_id: sg.id,
-      direction: b.direction,
-      ethertype: b.ethertype,
-      protocol,
-      port_range_min: min,
-      port_range_max: max ?? (isPortProto ? min : null),
-      remote_ip_prefix: prefix,
-      remote_group_id: b.remote_group_id ?? null,
-      description: b.description,
+      ...draft,
       created_at: now,
       updated_at: now,
       revision_number: 0,
-    };
-    const row = await repos.securityGroupRules.create(sg.project, rule.id, rule);
+    }));
+    const rows = await ctx.store.commit(
+      rules.map((rule) => repos.securityGroupRules.createOp(sg.project, rule.id, rule)),
+    );
     await repos.securityGroups.mutate(sg.project, sg.id, (cur) => ({
       ...cur.rec,
       updated_at: now,
       revision_number: cur.rec.revision_number + 1,
     }));
     void reply.code(201);
-    return { security_group_rule: ruleView(row) };
+    const views = rows.map((o) => ruleView(repos.securityGroupRules.row(o!)));
+    return bulk ? { security_group_rules: views } : { security_group_rule: views[0] };
   });
 
   r.delete('/v2.0/security-group-rules/:id', 'security_group_rules.delete', async (req, reply) => {
@@ -317,4 +261,104 @@ export function registerSecurityGroupRoutes(r: ServiceRoutes, ctx: CloudContext,
     await repos.securityGroupRules.remove(row);
     return reply.code(204).send();
   });
+}
+
+/** A rule's fields as Neutron stores them, from a create request (checked as Neutron checks them). */
+type RuleDraft = Pick<
+  SecurityGroupRule,
+  | 'direction'
+  | 'ethertype'
+  | 'protocol'
+  | 'port_range_min'
+  | 'port_range_max'
+  | 'remote_ip_prefix'
+  | 'remote_group_id'
+  | 'description'
+>;
+
+function ruleDraft(b: z.infer<typeof RuleCreate>): RuleDraft {
+  let protocol: string | null =
+    b.protocol === undefined || b.protocol === null || b.protocol === 'any'
+      ? null
+      : String(b.protocol).toLowerCase();
+  if (protocol !== null && !(protocol in PROTOCOLS) && !/^\d+$/.test(protocol)) {
+    throw E.badRequest(
+      'security_group_rule',
+      `Security group rule protocol ${protocol} not supported. Only protocol values [None, ${Object.keys(PROTOCOLS).join(', ')}] and integer representations [0 to 255] are supported`,
+    );
+  }
+  if (protocol !== null && /^\d+$/.test(protocol) && Number(protocol) > 255) {
+    throw E.badRequest('security_group_rule', `Security group rule protocol ${protocol} not supported`);
+  }
+  if (protocol === 'ipv6_icmp') protocol = 'ipv6-icmp';
+  const min = b.port_range_min ?? null;
+  const max = b.port_range_max ?? null;
+  if ((min !== null || max !== null) && protocol === null) {
+    throw E.invalidInput('Must also specify protocol if port range is given');
+  }
+  const isPortProto =
+    protocol !== null && ['tcp', 'udp', 'sctp', '6', '17', '132', 'dccp', 'udplite'].includes(protocol);
+  if (isPortProto) {
+    for (const v of [min, max])
+      if (v !== null && (v < 1 || v > 65535)) throw E.invalidInput(`Invalid value for port ${v}`);
+    if (min !== null && max !== null && min > max)
+      throw E.invalidInput('For TCP/UDP protocols, port_range_min must be <= port_range_max');
+  } else if (protocol === 'icmp' || protocol === '1' || protocol === 'icmpv6' || protocol === 'ipv6-icmp') {
+    for (const [field, v] of [
+      ['port_range_min', min],
+      ['port_range_max', max],
+    ] as const) {
+      if (v !== null && (v < 0 || v > 255))
+        throw E.invalidInput(
+          `Invalid value for ICMP ${field} (${field === 'port_range_min' ? 'type' : 'code'}) ${v}. It must be 0 to 255.`,
+        );
+    }
+    if (min === null && max !== null)
+      throw E.invalidInput(
+        `ICMP code (port-range-max) ${max} is provided but ICMP type (port-range-min) is missing`,
+      );
+  }
+  let prefix: string | null = null;
+  if (b.remote_ip_prefix) {
+    if (b.ethertype === 'IPv6') {
+      if (!b.remote_ip_prefix.includes(':'))
+        throw E.invalidInput(`Conflicting value ethertype IPv6 for CIDR ${b.remote_ip_prefix}`);
+      prefix = b.remote_ip_prefix;
+    } else {
+      if (b.remote_ip_prefix.includes(':'))
+        throw E.invalidInput(`Conflicting value ethertype IPv4 for CIDR ${b.remote_ip_prefix}`);
+      const c = parseCidr4(
+        b.remote_ip_prefix.includes('/') ? b.remote_ip_prefix : `${b.remote_ip_prefix}/32`,
+        true,
+      );
+      if (!c) throw E.invalidInputFor('remote_ip_prefix', `'${b.remote_ip_prefix}' is not a valid IP subnet`);
+      prefix = c.text;
+    }
+  }
+  if (b.remote_group_id && prefix) {
+    throw E.badRequest('security_group_rule', 'Only remote_ip_prefix or remote_group_id may be provided');
+  }
+  return {
+    direction: b.direction,
+    ethertype: b.ethertype,
+    protocol,
+    port_range_min: min,
+    port_range_max: max ?? (isPortProto ? min : null),
+    remote_ip_prefix: prefix,
+    remote_group_id: b.remote_group_id ?? null,
+    description: b.description,
+  };
+}
+
+/** Two rules Neutron counts as the same (a description does not make a rule different). */
+function sameRule(a: RuleDraft, b: RuleDraft): boolean {
+  return (
+    a.direction === b.direction &&
+    a.ethertype === b.ethertype &&
+    a.protocol === b.protocol &&
+    a.port_range_min === b.port_range_min &&
+    a.port_range_max === b.port_range_max &&
+    anyPrefix(a.remote_ip_prefix) === anyPrefix(b.remote_ip_prefix) &&
+    a.remote_group_id === b.remote_group_id
+  );
 }

@@ -110,18 +110,20 @@ export async function reconcileSecurityGroups(
     ['worker', worker.id],
   ] as const) {
     const existing = await cloud.network.listSecurityGroupRules({ securityGroupId: id });
-    for (const r of rules(self, cp.id, worker.id, allowAll)) {
-      const present = existing.some(
-        (e) =>
-          e.direction === r.direction &&
-          (e.protocol ?? undefined) === r.protocol &&
-          (e.portRangeMin ?? undefined) === r.portRangeMin &&
-          (e.portRangeMax ?? undefined) === r.portRangeMax &&
-          (e.remoteGroupId ?? undefined) === r.remoteGroupId &&
-          (e.remoteIpPrefix ?? undefined) === r.remoteIpPrefix,
-      );
-      if (!present) await cloud.network.createSecurityGroupRule({ ...r, securityGroupId: id });
-    }
+    // the missing ones in one request (all or none are made, so a retry finds the same set missing)
+    const missing = rules(self, cp.id, worker.id, allowAll).filter(
+      (r) =>
+        !existing.some(
+          (e) =>
+            e.direction === r.direction &&
+            (e.protocol ?? undefined) === r.protocol &&
+            (e.portRangeMin ?? undefined) === r.portRangeMin &&
+            (e.portRangeMax ?? undefined) === r.portRangeMax &&
+            (e.remoteGroupId ?? undefined) === r.remoteGroupId &&
+            (e.remoteIpPrefix ?? undefined) === r.remoteIpPrefix,
+        ),
+    );
+    await cloud.network.createSecurityGroupRules(missing.map((r) => ({ ...r, securityGroupId: id })));
   }
 }
 
