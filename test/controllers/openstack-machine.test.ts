@@ -8,7 +8,7 @@ import {
   type OpenStackClusterObject,
   type OpenStackMachineObject,
 } from '../../src/domain/index.ts';
-import { removeMember } from '../../src/controllers/openstack-machine/osm-member.ts';
+import { ensureMember, removeMember } from '../../src/controllers/openstack-machine/osm-member.ts';
 import { silentLogger } from '../../src/domain/index.ts';
 import { startInfra, type InfraFixture } from '../engine/infra-fixture.ts';
 
@@ -317,6 +317,49 @@ void test('two control plane machines leaving the API load balancer at once: the
     assert.deepEqual(await removeMember(f.clients, leaving('c1-cp-b'), osc), { done: true });
     await active();
     assert.equal((await f.clients.loadBalancer.listMembers(lb.poolID!)).length, 0);
+  } finally {
+    await f.close();
+  }
+});
+
+void test('a control plane machine in the API pool waits for its own member to be applied, not for changes the load balancer makes for other masters', async () => {
+  const f = await startInfra({ latencyMs: 1000 });
+  try {
+    const osc = await provisionedCluster(f, 'c1');
+    const lb = osc.status.apiServerLoadBalancer!;
+    const status = async () => (await f.clients.loadBalancer.getLoadBalancer(lb.id)).provisioningStatus;
+    const active = () =>
+      f.until('the load balancer to be ACTIVE', async () =>
+        (await status()) === 'ACTIVE' ? true : undefined,
+      );
+    let a = { metadata: { name: 'c1-cp-a' }, status: {} } as unknown as OpenStackMachineObject;
+    const record = async (patch: Partial<OpenStackMachineObject['status']>) => {
+      a = { ...a, status: { ...a.status, ...patch } };
+    };
+    await active();
+    assert.deepEqual(await ensureMember(f.clients, a, osc, '10.6.0.11', record), { done: true });
+    const memberID = a.status.resources?.loadBalancerMemberID;
+    assert.ok(memberID, 'the member is recorded at once');
+    // Octavia has not applied it yet: the machine waits, naming its member
+    const pending = await ensureMember(f.clients, a, osc, '10.6.0.11', record);
+    assert.equal(pending.done, false);
+    assert.match(
+      pending.done ? '' : pending.waiting,
+      /^waiting for member c1-cp-a of load balancer .+ \(PENDING_CREATE\)$/,
+    );
+    await active();
+    assert.deepEqual(await ensureMember(f.clients, a, osc, '10.6.0.11', record), { done: true });
+    // another master joining puts the load balancer in PENDING_UPDATE; the first one stays done
+    await f.clients.loadBalancer.createMember(lb.poolID!, {
+      name: 'c1-cp-b',
+      address: '10.6.0.12',
+      protocolPort: 6443,
+    });
+    assert.equal(await status(), 'PENDING_UPDATE');
+    assert.deepEqual(await ensureMember(f.clients, a, osc, '10.6.0.11', record), { done: true });
+    assert.equal(a.status.resources?.loadBalancerMemberID, memberID, 'no second member');
+    await active();
+    assert.equal((await f.clients.loadBalancer.listMembers(lb.poolID!)).length, 2);
   } finally {
     await f.close();
   }

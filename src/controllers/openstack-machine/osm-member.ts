@@ -4,8 +4,8 @@ import type { RecordMachine } from './osm-resources.ts';
 
 /**
  * A control-plane machine's membership in the API load balancer's pool (port 6443), recorded
- * at once; Octavia takes no change while the load balancer is PENDING_*, so wait for ACTIVE
- * before and after.
+ * at once; Octavia takes no change while the load balancer is PENDING_*, so wait for it to be
+ * ACTIVE before adding, and for the member to be ACTIVE after.
  */
 export async function ensureMember(
   cloud: CloudClients,
@@ -17,17 +17,25 @@ export async function ensureMember(
   const lbs = osc.status.apiServerLoadBalancer;
   if (!lbs?.id || !lbs.poolID) return { done: false, waiting: 'waiting for the API load balancer pool' };
   if (!ip) return { done: false, waiting: 'waiting for the server address' };
-  const lb = await cloud.loadBalancer.getLoadBalancer(lbs.id);
   if (osm.status.resources?.loadBalancerMemberID) {
+    // The member's own provisioning status says whether Octavia has applied it: no need to read
+    // the load balancer, whose status also reflects the other masters' members.
     try {
-      await cloud.loadBalancer.getMember(lbs.poolID, osm.status.resources.loadBalancerMemberID);
-      return lb.provisioningStatus === 'ACTIVE'
+      const member = await cloud.loadBalancer.getMember(
+        lbs.poolID,
+        osm.status.resources.loadBalancerMemberID,
+      );
+      return member.provisioningStatus === 'ACTIVE'
         ? { done: true }
-        : { done: false, waiting: `waiting for load balancer ${lbs.name} (${lb.provisioningStatus})` };
+        : {
+            done: false,
+            waiting: `waiting for member ${member.name} of load balancer ${lbs.name} (${member.provisioningStatus})`,
+          };
     } catch (err) {
       if (!isNotFound(err)) throw err;
     }
   }
+  const lb = await cloud.loadBalancer.getLoadBalancer(lbs.id);
   const existing = (await cloud.loadBalancer.listMembers(lbs.poolID)).find(
     (m) => m.name === osm.metadata.name || m.address === ip,
   );
