@@ -84,7 +84,8 @@ export class LocalIdentity implements MagnetarIdentity {
   readonly catalog: ServiceCatalog;
   private readonly core: IdentityCore;
   private lastBootstrap: BootstrapResult = { firstStart: false, credentials: [] };
-  private readonly serviceTokens = new Map<string, { token: string; expiresAtMs: number }>();
+  /** Service tokens per project, with the view generation they were last found valid at. */
+  private readonly serviceTokens = new Map<string, { token: string; expiresAtMs: number; validAt: number }>();
   /** Validated tokens, good while the view has not changed and the token has not expired. */
   private readonly validated = new Map<
     string,
@@ -328,7 +329,12 @@ export class LocalIdentity implements MagnetarIdentity {
     if (cached && cached.expiresAtMs - now > this.core.tokenTtlMs / 2) {
       try {
         await this.core.view.fresh();
-        resolveToken(this.core, cached.token);
+        // Checked again only once identity has changed (a revocation, a role removed): the
+        // controllers ask for every reconcile that calls the cloud.
+        if (cached.validAt !== this.core.view.generation) {
+          resolveToken(this.core, cached.token);
+          cached.validAt = this.core.view.generation;
+        }
         return { token: cached.token, expiresAt: keystoneTime(cached.expiresAtMs), projectId };
       } catch {
         this.serviceTokens.delete(projectId);
@@ -344,7 +350,11 @@ export class LocalIdentity implements MagnetarIdentity {
       expiresAtMs: now + this.core.tokenTtlMs,
       auditIds: [newAuditId()],
     });
-    this.serviceTokens.set(projectId, { token: minted.token, expiresAtMs: minted.payload.expiresAtMs });
+    this.serviceTokens.set(projectId, {
+      token: minted.token,
+      expiresAtMs: minted.payload.expiresAtMs,
+      validAt: this.core.view.generation,
+    });
     return { token: minted.token, expiresAt: keystoneTime(minted.payload.expiresAtMs), projectId };
   }
 }

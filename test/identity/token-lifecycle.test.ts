@@ -199,7 +199,16 @@ void test("Magnetar's service token acts in a tenant project and is refused once
   assert.equal(ctx.projectId, p.body.project.id);
   assert.equal(ctx.isAdmin, true);
   assert.equal((await s.identity.issueServiceToken(p.body.project.id)).token, st.token, 'reused while fresh');
+  // revoked (an operator's DELETE /v3/auth/tokens): the next one asked for is a new, valid token
+  const del = await call(`${s.v3}/auth/tokens`, 'DELETE', {
+    token: admin,
+    headers: { 'x-subject-token': st.token },
+  });
+  assert.equal(del.status, 204, del.text);
+  const renewed = await s.identity.issueServiceToken(p.body.project.id);
+  assert.notEqual(renewed.token, st.token);
+  assert.equal((await s.identity.validate(renewed.token)).projectId, p.body.project.id);
   await call(`${s.v3}/projects/${p.body.project.id}`, 'DELETE', { token: admin });
-  await assert.rejects(s.identity.validate(st.token), /project no longer exists/);
+  await assert.rejects(s.identity.validate(renewed.token), /project no longer exists/);
   await assert.rejects(s.identity.issueServiceToken(p.body.project.id), /Could not find project/);
 });
