@@ -24,6 +24,7 @@ import { magnumRoutes, seedPublicTemplates } from './api/magnum/index.ts';
 import { KeyMakerThread, StorePki, loadOrCreateKey, type KeyMaker } from './workload/index.ts';
 import { CLOUD_PREFIX, CLOUD_SERVICES, embeddedCloud } from './cloudsim/index.ts';
 import { cloudProxy, moveCloudRecords, startCloudThread, type CloudThread } from './embedded-cloud-thread.ts';
+import type { ControllerManager } from './controllers/index.ts';
 
 /**
  * The only place that wires concrete engines together: store engine, identity, the
@@ -55,6 +56,8 @@ export interface Magnetar {
   clock: Clock;
   /** The embedded cloud's thread, when it runs on one (docs/adr/0013). */
   cloudThread?: CloudThread;
+  /** The controller manager, when this process runs the controllers (benchmarks, diagnostics). */
+  controllers?: ControllerManager;
   close(): Promise<void>;
 }
 
@@ -343,6 +346,7 @@ export async function startMagnetar(options: StartOptions): Promise<Magnetar> {
   // <<< workload emulation
 
   // >>> controllers (provisioning engine)
+  let controllerManager: ControllerManager | undefined;
   if (options.controllers !== false && config.role !== 'api') {
     const { ControllerManager, createEngine, createServiceClouds } = await import('./controllers/index.ts');
     const {
@@ -365,7 +369,7 @@ export async function startMagnetar(options: StartOptions): Promise<Magnetar> {
       session: { maxRetries: config.cloud.mode === 'external' ? 3 : 0, timeoutMs: 30_000 },
       ...(cloudInterface ? { interface: cloudInterface } : {}),
     });
-    const manager = new ControllerManager({
+    const manager = (controllerManager = new ControllerManager({
       store,
       clock,
       // reconcile failures, retries and relists reach the operator's log
@@ -373,7 +377,7 @@ export async function startMagnetar(options: StartOptions): Promise<Magnetar> {
       workers: config.controllers.workers,
       resyncMs: config.controllers.resyncSeconds * 1000,
       leaseTtlMs: config.controllers.leaseTtlSeconds * 1000,
-    });
+    }));
     const backupDeps = async () => {
       const { BackupKeys } = await import('./workload/index.ts');
       const { emulatedSnapshotter, unavailableSnapshotter } = await import('./controllers/index.ts');
@@ -425,6 +429,7 @@ export async function startMagnetar(options: StartOptions): Promise<Magnetar> {
     config,
     clock,
     ...(cloudThread ? { cloudThread } : {}),
+    ...(controllerManager ? { controllers: controllerManager } : {}),
     async close() {
       if (closed) return;
       closed = true;

@@ -188,6 +188,15 @@ export class ControllerManager {
   }
 
   /**
+   * One resync now: every object of every controller enqueued at once, as the periodic resync
+   * does but not spread over the period. `waitIdle` then waits for all of it. For benchmarks
+   * (what a resync costs) and diagnostics.
+   */
+  resyncAll(): Promise<void> {
+    return this.relist(false);
+  }
+
+  /**
    * Resolves when no key is queued or in flight, no periodic task (lease tick, resync, heartbeat)
    * is running, and the feed has been read up to the store's revision. Timers for later requeues
    * may remain. For tests and benchmarks.
