@@ -267,7 +267,9 @@ export class ControllerManager {
     this.timers.push(() => cancel());
   }
 
+  /** Wakes `waitIdle` callers once nothing is left to do (or the manager stopped), not at every step. */
   private progress(): void {
+    if (this.waiters.length === 0 || (this.running && !this.idle())) return;
     const waiters = this.waiters;
     this.waiters = [];
     for (const w of waiters) w();
