@@ -92,6 +92,11 @@ export interface ObjectStore {
     name: string,
   ): Promise<T | undefined>;
   getByUid<T extends AnyObject = ApiObject>(type: TypeKey, uid: string): Promise<T | undefined>;
+  /**
+   * The resourceVersion of one object without reading the object, or undefined when it does not
+   * exist: for callers that keep what they derived from an object until it changes.
+   */
+  versionOf(type: TypeKey, namespace: string, name: string): Promise<string | undefined>;
   list<T extends AnyObject = ApiObject>(type: TypeKey, options?: ListOptions): Promise<ListResult<T>>;
   /** Number of objects of a type (in a namespace when given). */
   count(type: TypeKey, namespace?: string): Promise<number>;

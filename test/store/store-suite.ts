@@ -139,6 +139,21 @@ export function storeSuite(
         );
       });
 
+      test('versionOf gives the resourceVersion get would, follows updates, and is undefined for a missing object', async () => {
+        const w = await store.create<Widget>(widget('a', {}, { size: 3, color: 'red' }));
+        assert.equal(await store.versionOf(k.type, 'p1', 'a'), w.metadata.resourceVersion);
+        const u = await store.update<Widget>({ ...w, spec: { ...w.spec, size: 4 } });
+        assert.notEqual(u.metadata.resourceVersion, w.metadata.resourceVersion);
+        assert.equal(await store.versionOf(k.type, 'p1', 'a'), u.metadata.resourceVersion);
+        assert.equal(
+          await store.versionOf(k.type, 'p1', 'a'),
+          (await store.get(k.type, 'p1', 'a'))?.metadata.resourceVersion,
+        );
+        assert.equal(await store.versionOf(k.type, 'p2', 'a'), undefined);
+        await store.delete(k.type, 'p1', 'a');
+        assert.equal(await store.versionOf(k.type, 'p1', 'a'), undefined);
+      });
+
       test('spec with nested values and unicode survives the round trip', async () => {
         const spec = { size: 2, color: 'grün ☃', nested: { list: [1, 'two', { three: null }], empty: {} } };
         const w = await store.create(widget('a', {}, spec as Widget['spec']));

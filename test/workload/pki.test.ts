@@ -358,6 +358,19 @@ describe('admin access', () => {
     assert.notEqual(c.cert, a.cert);
     assert.notEqual(c.ca, a.ca);
   });
+
+  test('a CA rotated by another process sharing the store is seen by the next call here', async () => {
+    const other = new StorePki({ store, clock, encryptionKey: key });
+    const r = { namespace: 'proj-2', name: 'shared-00000000', displayName: 'shared' };
+    const a = await pki.clientTlsOptions(r);
+    const version = await pki.caVersion(r);
+    assert.equal(await pki.caVersion(r), version, 'unchanged while the Secret is unchanged');
+    await other.rotateCa(r);
+    assert.notEqual(await pki.caVersion(r), version);
+    const b = await pki.clientTlsOptions(r);
+    assert.notEqual(b.ca, a.ca);
+    assert.equal(b.ca, await other.caPem(r));
+  });
 });
 
 describe('CA rotation', () => {

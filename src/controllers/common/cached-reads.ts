@@ -39,6 +39,12 @@ export class CachedReads implements ObjectStore {
       : this.store.get<T>(type, namespace, name);
   }
 
+  async versionOf(type: TypeKey, namespace: string, name: string): Promise<string | undefined> {
+    return this.cache.holds(type)
+      ? (await this.cache.get(type, namespace, name))?.metadata.resourceVersion
+      : this.store.versionOf(type, namespace, name);
+  }
+
   create<T extends AnyObject = ApiObject>(object: NewObject<T['spec'], T['status']>): Promise<T> {
     return this.store.create<T>(object);
   }

@@ -77,6 +77,7 @@ export class PostgresStore implements ObjectStore {
       get: `SELECT data FROM ${s}.objects WHERE type = $1 AND namespace = $2 AND name = $3`,
       getUid: `SELECT data FROM ${s}.objects WHERE uid = $1 AND type = $2`,
       exists: `SELECT 1 FROM ${s}.objects WHERE type = $1 AND namespace = $2 AND name = $3`,
+      versionOf: `SELECT rv FROM ${s}.objects WHERE type = $1 AND namespace = $2 AND name = $3`,
       lockRevision: `SELECT value FROM ${s}.meta WHERE key = 'revision' FOR UPDATE`,
       currentRevision: `SELECT value FROM ${s}.meta WHERE key = 'revision'`,
       count: `SELECT count(*)::bigint AS n FROM ${s}.objects WHERE type = $1`,
@@ -354,6 +355,11 @@ export class PostgresStore implements ObjectStore {
   ): Promise<T | undefined> {
     const rows = await this.q<{ data: string }>(this.pool, this.sql.get, [type, namespace, name]);
     return rows[0] ? parseStoredJson<T>(rows[0].data) : undefined;
+  }
+
+  async versionOf(type: TypeKey, namespace: string, name: string): Promise<string | undefined> {
+    const rows = await this.q<{ rv: unknown }>(this.pool, this.sql.versionOf, [type, namespace, name]);
+    return rows[0] ? String(toSafeInteger(rows[0].rv)) : undefined;
   }
 
   async getByUid<T extends AnyObject = ApiObject>(type: TypeKey, uid: string): Promise<T | undefined> {

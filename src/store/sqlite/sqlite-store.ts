@@ -461,6 +461,11 @@ export class SqliteStore implements ObjectStore {
     return row ? parseStoredJson<T>(row.data) : undefined;
   }
 
+  async versionOf(type: TypeKey, namespace: string, name: string): Promise<string | undefined> {
+    const row = this.stmts.version.get(type, namespace, name);
+    return row ? String(row.rv) : undefined;
+  }
+
   async getByUid<T extends AnyObject = ApiObject>(type: TypeKey, uid: string): Promise<T | undefined> {
     const row = this.stmts.getUid.get(type, uid);
     return row ? parseStoredJson<T>(row.data) : undefined;

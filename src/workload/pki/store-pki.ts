@@ -91,6 +91,8 @@ export class StorePki implements ClusterPki {
   /** CAs parsed for signing certificate requests (a tenant's `ca sign`; rare). */
   private readonly csrSigning = new SigningCaCache();
   private readonly clientTls = new Map<string, CacheEntry<ClientTlsOptions>>();
+  /** Each cluster's CA Secret as read, kept while its version in the store stays the same. */
+  private readonly caSecrets = new Map<string, StoredKeyPair>();
   private readonly creating = new Map<string, Promise<void>>();
 
   constructor(options: StorePkiOptions) {
@@ -253,10 +255,28 @@ export class StorePki implements ClusterPki {
 
   // --- internals ---
 
-  /** The Kubernetes CA Secret: one read when it exists (the common case), creation of all material otherwise. */
+  /**
+   * The Kubernetes CA Secret: when it exists (the common case) a version check, and one read
+   * only when it changed (a rotation) or was not read yet; creation of all material otherwise.
+   * The workload clients ask for it on every call to a cluster, so every idle probe does.
+   */
   private async caSecret(cluster: PkiClusterRef): Promise<StoredKeyPair> {
-    const secret = await this.store.get(SECRET_TYPE_KEY, cluster.namespace, caSecretName(cluster.name, 'ca'));
-    return secret ? readCaSecret(secret) : (await this.ensure(cluster)).ca;
+    const id = `${cluster.namespace}/${cluster.name}`;
+    const name = caSecretName(cluster.name, 'ca');
+    const version = await this.store.versionOf(SECRET_TYPE_KEY, cluster.namespace, name);
+    const hit = this.caSecrets.get(id);
+    if (version !== undefined && hit?.resourceVersion === version) return hit;
+    const secret =
+      version === undefined ? undefined : await this.store.get(SECRET_TYPE_KEY, cluster.namespace, name);
+    if (!secret) {
+      this.caSecrets.delete(id);
+      return (await this.ensure(cluster)).ca;
+    }
+    const read = readCaSecret(secret);
+    this.caSecrets.delete(id); // refresh its place in the LRU order
+    this.caSecrets.set(id, read);
+    while (this.caSecrets.size > this.cacheSize) this.caSecrets.delete(this.caSecrets.keys().next().value!);
+    return read;
   }
 
   private async signingCa(cluster: PkiClusterRef): Promise<PemKeyPair> {
@@ -295,6 +315,7 @@ export class StorePki implements ClusterPki {
     const id = `${cluster.namespace}/${cluster.name}`;
     this.signing.delete(id);
     this.clientTls.delete(id);
+    this.caSecrets.delete(id);
   }
 
   private async readSecrets(
