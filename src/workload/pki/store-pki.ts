@@ -92,7 +92,7 @@ export class StorePki implements ClusterPki {
   private readonly csrSigning = new SigningCaCache();
   private readonly clientTls = new Map<string, CacheEntry<ClientTlsOptions>>();
   /** Each cluster's CA Secret as read, kept while its version in the store stays the same. */
-  private readonly caSecrets = new Map<string, StoredKeyPair>();
+  private readonly caSecrets = new Map<string, CacheEntry<StoredKeyPair>>();
   private readonly creating = new Map<string, Promise<void>>();
 
   constructor(options: StorePkiOptions) {
@@ -261,22 +261,14 @@ export class StorePki implements ClusterPki {
    * The workload clients ask for it on every call to a cluster, so every idle probe does.
    */
   private async caSecret(cluster: PkiClusterRef): Promise<StoredKeyPair> {
-    const id = `${cluster.namespace}/${cluster.name}`;
     const name = caSecretName(cluster.name, 'ca');
     const version = await this.store.versionOf(SECRET_TYPE_KEY, cluster.namespace, name);
-    const hit = this.caSecrets.get(id);
-    if (version !== undefined && hit?.resourceVersion === version) return hit;
-    const secret =
-      version === undefined ? undefined : await this.store.get(SECRET_TYPE_KEY, cluster.namespace, name);
-    if (!secret) {
-      this.caSecrets.delete(id);
-      return (await this.ensure(cluster)).ca;
-    }
-    const read = readCaSecret(secret);
-    this.caSecrets.delete(id); // refresh its place in the LRU order
-    this.caSecrets.set(id, read);
-    while (this.caSecrets.size > this.cacheSize) this.caSecrets.delete(this.caSecrets.keys().next().value!);
-    return read;
+    if (version === undefined) return (await this.ensure(cluster)).ca;
+    // a change between the version check and the read is found by the next check
+    return this.cached(this.caSecrets, cluster, version, async () => {
+      const secret = await this.store.get(SECRET_TYPE_KEY, cluster.namespace, name);
+      return secret ? readCaSecret(secret) : (await this.ensure(cluster)).ca;
+    });
   }
 
   private async signingCa(cluster: PkiClusterRef): Promise<PemKeyPair> {
