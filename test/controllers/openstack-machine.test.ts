@@ -192,6 +192,38 @@ void test('a server Nova has just accepted is recorded as BUILD, with its ID and
   }
 });
 
+void test('a server is read from the cloud once it is ACTIVE: the provider ID the machine writes, and the Machine\u2019s copy of it, bring no further pass of checks', async () => {
+  const f = await startInfra();
+  try {
+    await addKeypair(f);
+    await provisionedCluster(f, 'c6');
+    await applyMachine(f, 'c6', 'c6-w-1', { az: 'AZ-1' });
+    const machine = await f.until('the Machine to carry the provider ID', async () => {
+      const m = await f.store.get<MachineObject>(CapiTypes.Machine, f.projectId, 'c6-w-1');
+      return m?.spec.providerID && m.status.initialization?.infrastructureProvisioned ? m : undefined;
+    });
+    await f.manager.waitIdle();
+    const osm = (await f.store.get<OpenStackMachineObject>(
+      CapiTypes.OpenStackMachine,
+      f.projectId,
+      'c6-w-1',
+    ))!;
+    assert.equal(machine.spec.providerID, osm.spec.providerID);
+    assert.equal(osm.status.ready, true);
+    // one GET: the poll after the create, which found the server ACTIVE (the embedded cloud
+    // builds at once here); the writes of the provider ID into both specs read nothing again
+    const reads = f.requests.filter((r) => r === `GET /cloud/compute/v2.1/servers/${osm.status.instanceID}`);
+    assert.equal(reads.length, 1);
+    await f.store.delete(CapiTypes.Cluster, f.projectId, 'c6');
+    await f.store.delete(CapiTypes.Machine, f.projectId, 'c6-w-1');
+    await f.until('the cloud to be empty', async () =>
+      Object.keys(await kinds(f)).length === 0 ? true : undefined,
+    );
+  } finally {
+    await f.close();
+  }
+});
+
 void test('a worker with a boot volume boots from it, and the volume goes with the machine', async () => {
   const f = await startInfra();
   try {

@@ -1,9 +1,11 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import {
+  deletionView,
   healthCheckForMagnum,
   machineForHealthChecks,
   machineForOwners,
+  specViewExcept,
 } from '../../src/controllers/common/views.ts';
 import type { Env } from '../../src/controllers/common/env.ts';
 import { machineHealthCheckReconciler } from '../../src/controllers/machine-health-check/mhc-controller.ts';
@@ -148,4 +150,58 @@ void test('a machine wakes the health checks that select it, and one that still 
   assert.deepEqual(await names({ group: 'workers' }), ['c1-workers']);
   // relabelled into the gpu group: the gpu check picks it up, the workers check lets it go
   assert.deepEqual(await names({ group: 'gpu' }), ['c1-gpu', 'c1-workers']);
+});
+
+void test('a machine is not woken by the provider ID and data Secret name it copies into its own spec, but is by any other spec change', () => {
+  const view = specViewExcept('providerID', 'bootstrap.dataSecretName');
+  const m = machine('m2', {}) as ApiObject & { spec: Record<string, unknown> };
+  const bootstrap = (m.spec.bootstrap ?? {}) as Record<string, unknown>;
+  const copied = {
+    ...m,
+    spec: {
+      ...m.spec,
+      providerID: 'openstack://RegionOne/7c1e',
+      bootstrap: { ...bootstrap, dataSecretName: 'm2-bootstrap' },
+    },
+    metadata: { ...m.metadata, generation: m.metadata.generation + 1 },
+  };
+  assert.equal(wakes(view, m, copied), false);
+  // the rest of the spec, and the rest of the nested object, still count
+  assert.equal(wakes(view, copied, { ...copied, spec: { ...copied.spec, version: 'v1.32.5' } }), true);
+  assert.equal(
+    wakes(view, copied, {
+      ...copied,
+      spec: {
+        ...copied.spec,
+        bootstrap: { ...copied.spec.bootstrap, configRef: { kind: 'KubeadmConfig', name: 'other' } },
+      },
+    }),
+    true,
+  );
+  assert.equal(
+    wakes(view, m, { ...m, metadata: { ...m.metadata, deletionTimestamp: '2026-01-01T00:09:00.000Z' } }),
+    true,
+  );
+  assert.equal(wakes(view, m, { ...m, metadata: { ...m.metadata, labels: { role: 'x' } } }), true);
+  // the object read is not changed by taking its view
+  assert.equal(copied.spec.providerID, 'openstack://RegionOne/7c1e');
+});
+
+void test('a reader waiting for machines to go is woken by a deletion only', () => {
+  const m = machine('m3', { nodeRef: 'm3', conditions: READY });
+  assert.equal(
+    wakes(deletionView, m, setCondition(m, { type: 'Ready', status: 'False', reason: 'X' })),
+    false,
+  );
+  assert.equal(
+    wakes(deletionView, m, { ...m, spec: { ...(m.spec as object), providerID: 'openstack://RegionOne/1' } }),
+    false,
+  );
+  assert.equal(
+    wakes(deletionView, m, {
+      ...m,
+      metadata: { ...m.metadata, deletionTimestamp: '2026-01-01T00:09:00.000Z' },
+    }),
+    true,
+  );
 });

@@ -163,14 +163,42 @@ export const clusterForInfrastructure = (o: ApiObject): unknown => {
   ];
 };
 
+/** A copy of `spec` without the field at `path` (dot-separated), sharing everything else. */
+function specWithout(spec: unknown, path: readonly string[]): unknown {
+  if (!spec || typeof spec !== 'object' || path.length === 0) return spec;
+  const [head, ...rest] = path as [string, ...string[]];
+  const { [head]: inner, ...others } = spec as Record<string, unknown>;
+  return rest.length === 0 || inner === undefined ? others : { ...others, [head]: specWithout(inner, rest) };
+}
+
 /**
- * An OpenStackCluster as its own controller reads it: metadata and the spec it builds from, not
- * the API endpoint it writes into its spec when done (that write would only bring it back for a
- * pass of checks), nor its status, which each pass derives again; a pass that is not done asks
- * to be requeued.
+ * Metadata and spec without some spec fields, for the readers of an object who do not read
+ * those fields: results its own controller writes into the spec (a server's provider ID, the
+ * bootstrap data's Secret name, the API endpoint). The pass that writes one of them goes on to
+ * finish its work, so the write does not need to wake the controller for a pass of checks (for
+ * the OpenStack controllers, a GET of every server or the whole load balancer), nor wake the
+ * watchers of that field's owner that read other fields.
  */
-export const oscOwnView = (o: ApiObject): unknown => {
-  const { controlPlaneEndpoint: _endpoint, ...spec } = (o as { spec?: Record<string, unknown> }).spec ?? {};
-  const m = o.metadata;
-  return [m.uid, m.deletionTimestamp ?? null, m.labels, m.annotations, m.ownerReferences, m.finalizers, spec];
-};
+export function specViewExcept(...fields: readonly string[]): (o: ApiObject) => unknown {
+  const paths = fields.map((f) => f.split('.'));
+  return (o) => {
+    let spec: unknown = (o as { spec?: unknown }).spec ?? {};
+    for (const path of paths) spec = specWithout(spec, path);
+    const m = o.metadata;
+    return [
+      m.uid,
+      m.deletionTimestamp ?? null,
+      m.labels,
+      m.annotations,
+      m.ownerReferences,
+      m.finalizers,
+      spec,
+    ];
+  };
+}
+
+/**
+ * A watched object as a reader that only waits for its deletion reads it: which object it is
+ * and whether it is being deleted (additions and removals always count).
+ */
+export const deletionView = (o: ApiObject): unknown => [o.metadata.uid, o.metadata.deletionTimestamp ?? null];

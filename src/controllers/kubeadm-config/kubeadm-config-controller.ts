@@ -31,7 +31,7 @@ import {
   writeStatus,
 } from '../common/writes.ts';
 import { renderCloudInit, type BootstrapRole, type PkiFile } from './cloud-init.ts';
-import { clusterForMembers, specView } from '../common/views.ts';
+import { clusterForMembers, specView, specViewExcept } from '../common/views.ts';
 
 /** Finalizer Magnetar keeps on KubeadmConfigs so their data Secret is removed with them. */
 export const KUBEADM_CONFIG_FINALIZER = 'kubeadmconfig.bootstrap.cluster.x-k8s.io';
@@ -53,7 +53,8 @@ export function kubeadmConfigReconciler(env: Env): Reconciler {
     watches: [
       {
         type: CapiTypes.Machine,
-        view: specView,
+        // the provider ID and the data Secret's name the Machine copies from its infrastructure and from here
+        view: specViewExcept('providerID', 'bootstrap.dataSecretName'),
         map: (obj: ApiObject) => {
           const ref = (obj as MachineObject).spec.bootstrap?.configRef;
           return ref && ref.kind === 'KubeadmConfig'

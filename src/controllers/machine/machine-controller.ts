@@ -20,7 +20,7 @@ import {
   type MachineObservation,
 } from './machine-phases.ts';
 import { machinePhase } from './machine-status.ts';
-import { clusterForMembers, mirroredView, specView } from '../common/views.ts';
+import { clusterForMembers, mirroredView, specViewExcept } from '../common/views.ts';
 
 /** Conditions on a Machine written by others (health checks), kept across reconciles. */
 const FOREIGN_CONDITIONS = [
@@ -38,8 +38,10 @@ const FOREIGN_CONDITIONS = [
 export function machineReconciler(env: Env): Reconciler {
   return {
     name: 'machine',
-    // its own status is derived from other objects each time: its own status writes need no second pass
-    view: specView,
+    // its own status is derived from other objects each time, and the provider ID and data Secret
+    // name it copies into its spec are written by a pass that goes on to write that status: none
+    // of its own writes needs a second pass
+    view: specViewExcept('providerID', 'bootstrap.dataSecretName'),
     type: CapiTypes.Machine,
     watches: [
       {

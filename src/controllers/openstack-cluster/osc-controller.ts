@@ -30,7 +30,7 @@ import {
   type RecordStatus,
 } from './osc-network.ts';
 import { reconcileSecurityGroups } from './osc-security-groups.ts';
-import { clusterForInfrastructure, oscOwnView, specView } from '../common/views.ts';
+import { clusterForInfrastructure, deletionView, specViewExcept } from '../common/views.ts';
 
 /**
  * The OpenStackCluster controller (the OpenStack provider's cluster half): network, subnet,
@@ -43,7 +43,8 @@ import { clusterForInfrastructure, oscOwnView, specView } from '../common/views.
 export function openStackClusterReconciler(env: Env): Reconciler {
   return {
     name: 'openstackcluster',
-    view: oscOwnView,
+    // the API endpoint it writes into its spec when done is not read back: status is derived each pass
+    view: specViewExcept('controlPlaneEndpoint'),
     type: CapiTypes.OpenStackCluster,
     watches: [
       {
@@ -59,7 +60,7 @@ export function openStackClusterReconciler(env: Env): Reconciler {
       {
         // Deletion waits for the cluster's machines to be gone.
         type: CapiTypes.Machine,
-        view: specView,
+        view: deletionView,
         map: async (obj: ApiObject) => {
           if (obj.metadata.deletionTimestamp === undefined && !(await isGone(env, obj))) return [];
           const cluster = obj.metadata.labels[CapiLabels.clusterName];

@@ -37,7 +37,7 @@ import { oscNames } from '../openstack-cluster/osc-network.ts';
 import { reconcileOsmDelete } from './osm-delete.ts';
 import { ensureMember } from './osm-member.ts';
 import { ensurePort, ensureRootVolume, portAddress, resolve, type RecordMachine } from './osm-resources.ts';
-import { oscForMachines, specView } from '../common/views.ts';
+import { oscForMachines, specViewExcept } from '../common/views.ts';
 
 /**
  * The OpenStackMachine controller (the OpenStack provider's machine half): resolve image,
@@ -50,13 +50,15 @@ import { oscForMachines, specView } from '../common/views.ts';
 export function openStackMachineReconciler(env: Env): Reconciler {
   return {
     name: 'openstackmachine',
-    // its own status is derived from other objects each time: its own status writes need no second pass
-    view: specView,
+    // its own status is derived from other objects each time, and the provider ID it writes into
+    // its spec is written by the pass that finishes: neither needs a second pass
+    view: specViewExcept('providerID'),
     type: CapiTypes.OpenStackMachine,
     watches: [
       {
         type: CapiTypes.Machine,
-        view: specView,
+        // the Machine's copy of the provider ID comes from here
+        view: specViewExcept('providerID'),
         map: (obj: ApiObject) => {
           const ref = (obj as MachineObject).spec.infrastructureRef;
           return ref?.kind === 'OpenStackMachine'
