@@ -147,6 +147,59 @@ void test('an OpenStackCluster gets network, subnet, router, security groups and
   }
 });
 
+void test('what a pass has just made has no children yet: the new network\u2019s subnets, the new router\u2019s ports and the new security groups\u2019 rules are not looked for; what it found by name is looked into', async () => {
+  const f = await startInfra();
+  try {
+    const lookups = (from: number) =>
+      f.requests
+        .slice(from)
+        .filter((r) => /^GET \/cloud\/network\/v2\.0\/(subnets|ports|security-group-rules)$/.test(r));
+    const provisioned = (name: string) =>
+      f.until(`${name} to be provisioned`, async () => {
+        const o = await f.store.get<OpenStackClusterObject>(CapiTypes.OpenStackCluster, f.projectId, name);
+        return o?.status.initialization?.provisioned ? o : undefined;
+      });
+    await applyCluster(f, 'c7');
+    const osc = await provisioned('c7');
+    assert.deepEqual(lookups(0), []);
+    const cp = await f.clients.network.getSecurityGroup(osc.status.controlPlaneSecurityGroup!.id);
+    assert.ok(cp.rules.some((r) => r.portRangeMin === 6443 && r.direction === 'ingress'));
+    assert.equal(cp.rules.filter((r) => r.direction === 'ingress').length, 5, 'each rule once');
+    const router = await f.clients.network.getRouter(osc.status.router!.id);
+    const routerPorts = await f.clients.network.listPorts({ deviceId: router.id });
+    assert.equal(routerPorts.length, 1, 'one interface on the cluster subnet');
+
+    // A second cluster object of the same name whose pieces exist already (an earlier try made
+    // them, its records are lost): each is found by name and looked into, nothing is made twice.
+    const from = f.requests.length;
+    await f.store.updateStatus({
+      ...osc,
+      status: { conditions: [], externalNetwork: osc.status.externalNetwork },
+    });
+    await f.manager.enqueue('openstackcluster', { namespace: f.projectId, name: 'c7' });
+    await f.until('the records to be made again', async () => {
+      const o = await f.store.get<OpenStackClusterObject>(CapiTypes.OpenStackCluster, f.projectId, 'c7');
+      return o?.status.initialization?.provisioned && o.status.workerSecurityGroup ? o : undefined;
+    });
+    const again = lookups(from);
+    assert.ok(again.includes('GET /cloud/network/v2.0/subnets'), again.join('\n'));
+    assert.ok(again.includes('GET /cloud/network/v2.0/ports'), again.join('\n'));
+    assert.equal(again.filter((r) => r === 'GET /cloud/network/v2.0/security-group-rules').length, 2);
+    assert.equal((await f.clients.network.listNetworks()).filter((n) => !n.external).length, 1);
+    assert.equal((await f.clients.network.listSubnets()).filter((n) => n.name.includes('c7')).length, 1);
+    assert.equal((await f.clients.network.listPorts({ deviceId: router.id })).length, 1);
+    const cpAgain = await f.clients.network.getSecurityGroup(osc.status.controlPlaneSecurityGroup!.id);
+    assert.equal(cpAgain.rules.filter((r) => r.direction === 'ingress').length, 5);
+
+    await f.store.delete(CapiTypes.Cluster, f.projectId, 'c7');
+    await f.until('the cloud to be empty', async () =>
+      Object.keys(await kinds(f)).length === 0 ? true : undefined,
+    );
+  } finally {
+    await f.close();
+  }
+});
+
 void test('a floating IP association that fails once is retried without allocating a second floating IP', async () => {
   const f = await startInfra();
   try {

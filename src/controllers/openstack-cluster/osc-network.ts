@@ -115,8 +115,11 @@ export async function reconcileNetwork(
       networkId = undefined;
     }
   }
+  // a network made by this pass has no subnet yet: nothing to look for
+  let madeNetwork = false;
   if (!networkId) {
     const existing = single(await net.listNetworks({ name: n.network }), `network named ${n.network}`);
+    madeNetwork = !existing;
     networkId =
       existing?.id ??
       (
@@ -130,7 +133,9 @@ export async function reconcileNetwork(
   }
   let subnet = osc.status.network?.subnets?.[0];
   if (!subnet) {
-    const existing = single(await net.listSubnets({ name: n.subnet, networkId }), `subnet named ${n.subnet}`);
+    const existing = madeNetwork
+      ? undefined
+      : single(await net.listSubnets({ name: n.subnet, networkId }), `subnet named ${n.subnet}`);
     const created =
       existing ??
       (await net.createSubnet({
@@ -168,8 +173,11 @@ export async function reconcileRouter(
       router = undefined;
     }
   }
+  // a router made by this pass has no interface yet: nothing to look for
+  let madeRouter = false;
   if (!router?.id) {
     const existing = single(await net.listRouters({ name: n.router }), `router named ${n.router}`);
+    madeRouter = !existing;
     const created =
       existing ??
       (await net.createRouter({
@@ -182,7 +190,9 @@ export async function reconcileRouter(
     await record({ router });
   }
   if (!router.interfaceAdded) {
-    const ports = await net.listPorts({ deviceId: router.id, networkId: osc.status.network?.id ?? '' });
+    const ports = madeRouter
+      ? []
+      : await net.listPorts({ deviceId: router.id, networkId: osc.status.network?.id ?? '' });
     if (!ports.some((p) => p.fixedIps.some((ip) => ip.subnetId === subnetId))) {
       await net.addRouterInterface(router.id, { subnetId });
     }

@@ -1,4 +1,9 @@
-import { isNotFound, type CloudClients, type CreateSecurityGroupRuleInput } from '../../cloud/index.ts';
+import {
+  isNotFound,
+  type CloudClients,
+  type CreateSecurityGroupRuleInput,
+  type SecurityGroupRule,
+} from '../../cloud/index.ts';
 import type { OpenStackClusterObject } from '../../domain/index.ts';
 import { oscNames, type RecordStatus } from './osc-network.ts';
 
@@ -66,23 +71,25 @@ async function ensureGroup(
   name: string,
   knownId: string | undefined,
   tags: string[],
-): Promise<{ id: string; created: boolean }> {
+): Promise<{ id: string; made?: SecurityGroupRule[] }> {
   if (knownId) {
     try {
       await cloud.network.getSecurityGroup(knownId);
-      return { id: knownId, created: false };
+      return { id: knownId };
     } catch (err) {
       if (!isNotFound(err)) throw err;
     }
   }
   const found = await cloud.network.listSecurityGroups({ name });
-  if (found[0]) return { id: found[0].id, created: false };
+  if (found[0]) return { id: found[0].id };
   const sg = await cloud.network.createSecurityGroup({
     name,
     description: 'Created by Magnetar (Cluster API provider OpenStack layout)',
     tags,
   });
-  return { id: sg.id, created: true };
+  // Neutron answers a new group with the rules it gave it (its default egress rules, and any
+  // ingress ones an operator's default-rule templates add): nothing else can have added one yet
+  return { id: sg.id, made: sg.rules };
 }
 
 /** Create the groups (recorded at once) and converge their rules. */
@@ -105,11 +112,11 @@ export async function reconcileSecurityGroups(
   if (worker.id !== osc.status.workerSecurityGroup?.id)
     await record({ workerSecurityGroup: { id: worker.id, name: n.workerSecurityGroup } });
   const allowAll = osc.spec.managedSecurityGroups?.allowAllInClusterTraffic ?? true;
-  for (const [self, id] of [
-    ['cp', cp.id],
-    ['worker', worker.id],
+  for (const [self, { id, made }] of [
+    ['cp', cp],
+    ['worker', worker],
   ] as const) {
-    const existing = await cloud.network.listSecurityGroupRules({ securityGroupId: id });
+    const existing = made ?? (await cloud.network.listSecurityGroupRules({ securityGroupId: id }));
     // the missing ones in one request (all or none are made, so a retry finds the same set missing)
     const missing = rules(self, cp.id, worker.id, allowAll).filter(
       (r) =>
