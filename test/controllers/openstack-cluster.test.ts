@@ -176,7 +176,7 @@ void test('what a pass has just made has no children yet: the new network\u2019s
       ...osc,
       status: { conditions: [], externalNetwork: osc.status.externalNetwork },
     });
-    await f.manager.enqueue('openstackcluster', { namespace: f.projectId, name: 'c7' });
+    f.manager.enqueue('openstackcluster', { namespace: f.projectId, name: 'c7' });
     await f.until('the records to be made again', async () => {
       const o = await f.store.get<OpenStackClusterObject>(CapiTypes.OpenStackCluster, f.projectId, 'c7');
       return o?.status.initialization?.provisioned && o.status.workerSecurityGroup ? o : undefined;
