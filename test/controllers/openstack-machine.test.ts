@@ -397,6 +397,59 @@ void test('a control plane machine in the API pool waits for its own member to b
   }
 });
 
+void test('a control plane machine joins the API pool with one request when the load balancer is free; while it is busy it waits, and a member an earlier try made is taken up, not made twice', async () => {
+  const f = await startInfra({ latencyMs: 1000 });
+  try {
+    const osc = await provisionedCluster(f, 'c1');
+    const lb = osc.status.apiServerLoadBalancer!;
+    const status = async () => (await f.clients.loadBalancer.getLoadBalancer(lb.id)).provisioningStatus;
+    const active = () =>
+      f.until('the load balancer to be ACTIVE', async () =>
+        (await status()) === 'ACTIVE' ? true : undefined,
+      );
+    const machine = (name: string) => {
+      const m = { o: { metadata: { name }, status: {} } as unknown as OpenStackMachineObject };
+      const record = async (patch: Partial<OpenStackMachineObject['status']>) => {
+        m.o = { ...m.o, status: { ...m.o.status, ...patch } };
+      };
+      return { m, record };
+    };
+    await active();
+    const a = machine('c1-cp-a');
+    let from = f.requests.length;
+    assert.deepEqual(await ensureMember(f.clients, a.m.o, osc, '10.6.0.11', a.record), { done: true });
+    assert.deepEqual(f.requests.slice(from), [
+      `POST /cloud/load-balancer/v2/lbaas/pools/${lb.poolID}/members`,
+    ]);
+    // the load balancer is PENDING_UPDATE with a's member: b is refused, reads the pool, waits
+    assert.equal(await status(), 'PENDING_UPDATE');
+    const b = machine('c1-cp-b');
+    const refused = await ensureMember(f.clients, b.m.o, osc, '10.6.0.12', b.record);
+    assert.equal(refused.done, false);
+    assert.match(refused.done ? '' : refused.waiting, /\(busy with another change\)$/);
+    assert.equal(b.m.o.status.resources?.loadBalancerMemberID, undefined);
+    await active();
+    assert.deepEqual(await ensureMember(f.clients, b.m.o, osc, '10.6.0.12', b.record), { done: true });
+    // c's member was made by a try whose record was lost: the add is refused as a duplicate and
+    // the member found in the pool is recorded
+    await active();
+    const made = await f.clients.loadBalancer.createMember(lb.poolID!, {
+      name: 'c1-cp-c',
+      address: '10.6.0.13',
+      protocolPort: 6443,
+    });
+    await active();
+    const c = machine('c1-cp-c');
+    from = f.requests.length;
+    assert.deepEqual(await ensureMember(f.clients, c.m.o, osc, '10.6.0.13', c.record), { done: true });
+    assert.equal(c.m.o.status.resources?.loadBalancerMemberID, made.id);
+    assert.equal(f.requests.length - from, 2, 'the refused add and one read of the pool');
+    assert.equal((await f.clients.loadBalancer.listMembers(lb.poolID!)).length, 3);
+  } finally {
+    await f.close();
+  }
+});
+
 void test('three control plane machines built together look their image and flavor up once; when their cluster is deleted they do not leave the load balancer one by one, and each server is looked up by name once, after it is gone', async () => {
   const f = await startInfra({ latencyMs: 1000 });
   try {

@@ -4,8 +4,8 @@ import type { RecordMachine } from './osm-resources.ts';
 
 /**
  * A control-plane machine's membership in the API load balancer's pool (port 6443), recorded
- * at once; Octavia takes no change while the load balancer is PENDING_*, so wait for it to be
- * ACTIVE before adding, and for the member to be ACTIVE after.
+ * at once; Octavia takes no change while the load balancer is PENDING_*, so a refused add is
+ * tried again later, and the member is done once its own status is ACTIVE.
  */
 export async function ensureMember(
   cloud: CloudClients,
@@ -35,16 +35,9 @@ export async function ensureMember(
       if (!isNotFound(err)) throw err;
     }
   }
-  const lb = await cloud.loadBalancer.getLoadBalancer(lbs.id);
-  const existing = (await cloud.loadBalancer.listMembers(lbs.poolID)).find(
-    (m) => m.name === osm.metadata.name || m.address === ip,
-  );
-  if (existing) {
-    await record({ resources: { ...osm.status.resources, loadBalancerMemberID: existing.id } });
-    return { done: true };
-  }
-  if (lb.provisioningStatus !== 'ACTIVE')
-    return { done: false, waiting: `waiting for load balancer ${lbs.name} (${lb.provisioningStatus})` };
+  // Asked straight away: Octavia refuses with a 409 both while the load balancer is PENDING_* and
+  // when a member with this address is there already (an earlier try's, its id never recorded),
+  // so only a refusal needs the pool's members read, to tell the two apart.
   const port = osc.spec.apiServerPort ?? 6443;
   let member;
   try {
@@ -55,8 +48,12 @@ export async function ensureMember(
       ...(osc.status.network?.subnets?.[0]?.id ? { subnetId: osc.status.network.subnets[0].id } : {}),
     });
   } catch (err) {
-    if (isBusy(err)) return { done: false, waiting: busyWith(lbs.name) };
-    throw err;
+    if (!isBusy(err)) throw err;
+    const existing = (await cloud.loadBalancer.listMembers(lbs.poolID)).find(
+      (m) => m.name === osm.metadata.name || (m.address === ip && m.protocolPort === port),
+    );
+    if (!existing) return { done: false, waiting: busyWith(lbs.name) };
+    member = existing;
   }
   await record({ resources: { ...osm.status.resources, loadBalancerMemberID: member.id } });
   return { done: true };
@@ -100,10 +97,11 @@ export async function removeMember(
 }
 
 /**
- * Octavia's 409 for a change asked while the load balancer is PENDING_*: another machine's
- * member change got in between the ACTIVE check and this call (the control-plane machines of a
- * deleted cluster leave the pool at the same time). Wait and try again, as for PENDING_*. A 409
- * that names a quota is not this: it stays an error, reported as the cloud's refusal.
+ * Octavia's 409 for a change asked while the load balancer is PENDING_* (another machine's
+ * member change got in first: the control-plane machines of a cluster join, and leave, at about
+ * the same time), or for an add whose address is in the pool already. Wait and try again, as for
+ * PENDING_*. A 409 that names a quota is not this: it stays an error, reported as the cloud's
+ * refusal.
  */
 function isBusy(err: unknown): boolean {
   return err instanceof CloudError && err.kind === 'conflict';
