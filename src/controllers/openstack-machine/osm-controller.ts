@@ -282,6 +282,10 @@ async function reconcileOsm(
     if (controlPlane) {
       const member = await ensureMember(cloud, osm, osc, ip, record);
       if (!member.done) {
+        // polled soon after it is asked for (Octavia applies a member in moments), less often later
+        const since = osm.status.conditions?.find(
+          (c) => c.type === CapiConditions.APIServerIngressReady && c.status === 'False',
+        )?.lastTransitionTime;
         await setConditions(
           [
             ...conds,
@@ -294,7 +298,13 @@ async function reconcileOsm(
           ],
           { instanceState },
         );
-        return { requeueAfterMs: env.settings.cloudPollMs };
+        return {
+          requeueAfterMs: pollDelay(
+            since ? Date.parse(since) : now,
+            env.deps.clock.now(),
+            env.settings.cloudPollMs,
+          ),
+        };
       }
       conds.push(trueCondition(CapiConditions.APIServerIngressReady));
     }

@@ -21,16 +21,10 @@ export async function ensureMember(
     // The member's own provisioning status says whether Octavia has applied it: no need to read
     // the load balancer, whose status also reflects the other masters' members.
     try {
-      const member = await cloud.loadBalancer.getMember(
-        lbs.poolID,
-        osm.status.resources.loadBalancerMemberID,
+      return applied(
+        await cloud.loadBalancer.getMember(lbs.poolID, osm.status.resources.loadBalancerMemberID),
+        lbs.name,
       );
-      return member.provisioningStatus === 'ACTIVE'
-        ? { done: true }
-        : {
-            done: false,
-            waiting: `waiting for member ${member.name} of load balancer ${lbs.name} (${member.provisioningStatus})`,
-          };
     } catch (err) {
       if (!isNotFound(err)) throw err;
     }
@@ -56,7 +50,20 @@ export async function ensureMember(
     member = existing;
   }
   await record({ resources: { ...osm.status.resources, loadBalancerMemberID: member.id } });
-  return { done: true };
+  return applied(member, lbs.name);
+}
+
+/** Done once Octavia has applied the member (its own status ACTIVE), else what it waits for. */
+function applied(
+  member: { name: string; provisioningStatus: string },
+  lbName: string,
+): { done: true } | { done: false; waiting: string } {
+  return member.provisioningStatus === 'ACTIVE'
+    ? { done: true }
+    : {
+        done: false,
+        waiting: `waiting for member ${member.name} of load balancer ${lbName} (${member.provisioningStatus})`,
+      };
 }
 
 /** Remove the machine from the pool (gone counts as removed); false while the load balancer is busy. */
