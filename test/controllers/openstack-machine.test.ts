@@ -4,11 +4,17 @@ import {
   CAPI_API_VERSION,
   CapiTypes,
   INFRA_API_VERSION,
+  type ClusterTemplateObject,
+  type MagnumClusterObject,
   type MachineObject,
+  type NodeGroupObject,
   type OpenStackClusterObject,
   type OpenStackMachineObject,
 } from '../../src/domain/index.ts';
 import { ensureMember, removeMember } from '../../src/controllers/openstack-machine/osm-member.ts';
+import { resolve } from '../../src/controllers/openstack-machine/osm-resources.ts';
+import { checkReferences } from '../../src/controllers/magnum-driver/magnum-checks.ts';
+import { Lookups } from '../../src/controllers/common/lookups.ts';
 import { silentLogger } from '../../src/domain/index.ts';
 import { startInfra, type InfraFixture } from '../engine/infra-fixture.ts';
 
@@ -504,6 +510,52 @@ void test('three control plane machines built together look their image and flav
     assert.equal(during.filter((r) => r.startsWith('DELETE /cloud/compute/v2.1/servers/')).length, 3);
     // by name once per machine, when its recorded server no longer exists
     assert.equal(during.filter((r) => r === 'GET /cloud/compute/v2.1/servers/detail').length, 3);
+  } finally {
+    await f.close();
+  }
+});
+
+void test('a cluster\u2019s reference checks and its machines share one flavor and one image lookup; a missing flavor is asked for again', async () => {
+  const f = await startInfra();
+  try {
+    const osc = await provisionedCluster(f, 'c8');
+    const lookups = new Lookups(f.clock);
+    const cluster = {
+      metadata: { namespace: f.projectId, name: 'c8' },
+      spec: { labels: {} },
+    } as unknown as MagnumClusterObject;
+    const template = {
+      spec: { imageId: 'ubuntu-22.04-kube', flavorId: 'm1.small', masterFlavorId: 'm1.small' },
+    } as unknown as ClusterTemplateObject;
+    const group = (name: string, role: string, flavorId?: string) =>
+      ({ spec: { name, role, labels: {}, ...(flavorId ? { flavorId } : {}) } }) as unknown as NodeGroupObject;
+    const lists = () =>
+      f.requests.filter(
+        (r) => r === 'GET /cloud/compute/v2.1/flavors/detail' || r === 'GET /cloud/image/v2/images',
+      );
+    const from = lists().length;
+    const groups = [group('default-master', 'master'), group('default-worker', 'worker')];
+    assert.equal(await checkReferences(f.clients, lookups, cluster, template, groups), undefined);
+    assert.equal(lists().length - from, 2, 'one flavor list and one image list');
+    // the machines resolve through the same lookups: no further lists
+    const osm = {
+      metadata: { namespace: f.projectId, name: 'c8-m' },
+      spec: { flavor: 'm1.small', image: { filter: { name: 'ubuntu-22.04-kube' } } },
+      status: {},
+    } as unknown as OpenStackMachineObject;
+    const machine = { metadata: { labels: {} } } as unknown as MachineObject;
+    const resolved = await resolve(f.clients, lookups, osm, machine, osc, async () => {});
+    assert.ok(resolved.flavorID && resolved.imageID);
+    assert.equal(lists().length - from, 2);
+    // a miss is not remembered: asked again, and reported
+    const missing = [group('default-master', 'master'), group('big', 'worker', 'm9.huge')];
+    for (let i = 0; i < 2; i++) {
+      assert.match(
+        (await checkReferences(f.clients, lookups, cluster, template, missing)) ?? '',
+        /Unable to find flavor m9\.huge \(node group big\)/,
+      );
+    }
+    assert.equal(lists().length - from, 4);
   } finally {
     await f.close();
   }

@@ -1,3 +1,4 @@
+import type { CloudClients, Flavor, Image } from '../../cloud/index.ts';
 import type { Clock } from '../../domain/index.ts';
 
 /** What a lookup by name or id finds: one resource, several, or none. */
@@ -43,4 +44,24 @@ export class Lookups {
     }, forget);
     return value;
   }
+}
+
+/** A project's flavor by name or id, through the shared lookups. */
+export function lookUpFlavor(
+  lookups: Lookups,
+  cloud: CloudClients,
+  project: string,
+  ref: string,
+): Promise<Found<Flavor>> {
+  return lookups.find(`${project}\u0000flavor\u0000${ref}`, () => cloud.compute.findFlavor(ref));
+}
+
+/** A project's image by name or id, through the shared lookups. */
+export function lookUpImage(
+  lookups: Lookups,
+  cloud: CloudClients,
+  project: string,
+  ref: string,
+): Promise<Found<Image>> {
+  return lookups.find(`${project}\u0000image\u0000${ref}`, () => cloud.image.findImage(ref));
 }

@@ -9,6 +9,7 @@ import {
   type NodeGroupObject,
 } from '../../domain/index.ts';
 import type { ControllerDeps } from '../deps.ts';
+import { lookUpFlavor, lookUpImage, type Lookups } from '../common/lookups.ts';
 import { keypairCopyName, legacyKeypairCopyName } from './magnum-names.ts';
 import { flavorOf, imageOf } from './magnum-render.ts';
 
@@ -21,9 +22,14 @@ import { flavorOf, imageOf } from './magnum-render.ts';
 /** Result: undefined when everything exists, else the reason. */
 export type CheckResult = string | undefined;
 
-/** Check the template's and node groups' flavors and images and the availability zones. */
+/**
+ * Check the template's and node groups' flavors and images and the availability zones. A flavor
+ * or image found is taken from the project's shared lookups, which its machines then use too; a
+ * miss is always asked again.
+ */
 export async function checkReferences(
   cloud: CloudClients,
+  lookups: Lookups,
   cluster: MagnumClusterObject,
   template: ClusterTemplateObject,
   nodeGroups: readonly NodeGroupObject[],
@@ -41,7 +47,7 @@ export async function checkReferences(
     flavors.set(f, ng.spec.name);
   }
   for (const [f, ng] of flavors) {
-    const found = await cloud.compute.findFlavor(f);
+    const found = await lookUpFlavor(lookups, cloud, cluster.metadata.namespace, f);
     if (found === undefined)
       problems.push(`Unable to find flavor ${f} (node group ${ng}); see openstack flavor list`);
     else if (found === 'ambiguous')
@@ -49,7 +55,7 @@ export async function checkReferences(
   }
   const images = new Set(nodeGroups.map((ng) => imageOf(template, ng)));
   for (const img of images) {
-    const found = await cloud.image.findImage(img);
+    const found = await lookUpImage(lookups, cloud, cluster.metadata.namespace, img);
     if (found === undefined) problems.push(`Image ${img} could not be found; see openstack image list`);
     else if (found === 'ambiguous') problems.push(`More than one image is named ${img}; use its id`);
   }

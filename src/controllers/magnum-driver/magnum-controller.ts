@@ -168,7 +168,7 @@ async function reconcileMagnum(
     try {
       problem =
         versionProblem(view, version) ??
-        (await checkReferences(cloud, mc, template, groups)) ??
+        (await checkReferences(cloud, env.lookups, mc, template, groups)) ??
         (await ensureKeypairCopy(env.deps, cloud, mc, template));
     } catch (err) {
       // A refusal that will not fix itself (quota, bad request, policy) is the operation's

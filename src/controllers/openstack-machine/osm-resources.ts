@@ -6,7 +6,7 @@ import {
   type OpenStackMachineObject,
   type OpenStackMachineStatus,
 } from '../../domain/index.ts';
-import type { Lookups } from '../common/lookups.ts';
+import { lookUpFlavor, lookUpImage, type Lookups } from '../common/lookups.ts';
 import { TerminalError } from '../common/runtime-types.ts';
 
 /**
@@ -43,9 +43,7 @@ export async function resolve(
   if (osm.status.resolved) return osm.status.resolved;
   const project = osm.metadata.namespace;
   const image = osm.spec.image.id ?? osm.spec.image.filter?.name ?? '';
-  const foundImage = await lookups.find(`${project}\u0000image\u0000${image}`, () =>
-    cloud.image.findImage(image),
-  );
+  const foundImage = await lookUpImage(lookups, cloud, project, image);
   if (!foundImage || foundImage === 'ambiguous') {
     throw new TerminalError(
       foundImage === 'ambiguous' ? `more than one image is named ${image}` : `image ${image} not found`,
@@ -53,9 +51,7 @@ export async function resolve(
     );
   }
   const flavorRef = osm.spec.flavorID ?? osm.spec.flavor ?? '';
-  const flavor = await lookups.find(`${project}\u0000flavor\u0000${flavorRef}`, () =>
-    cloud.compute.findFlavor(flavorRef),
-  );
+  const flavor = await lookUpFlavor(lookups, cloud, project, flavorRef);
   if (!flavor || flavor === 'ambiguous') {
     throw new TerminalError(
       flavor === 'ambiguous' ? `more than one flavor is named ${flavorRef}` : `flavor ${flavorRef} not found`,
