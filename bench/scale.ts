@@ -1,11 +1,16 @@
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { constants, PerformanceObserver } from 'node:perf_hooks';
 import { testConfig } from '../src/cli/load-config.ts';
 import { createCloudClients, loadCloudConfig, Session } from '../src/cloud/index.ts';
-import { MagnumTypes, magnumStatus, type MagnumClusterObject } from '../src/domain/index.ts';
-import { startMagnetar } from '../src/main.ts';
+import {
+  MagnumTypes,
+  magnumStatus,
+  threadCpuSeconds,
+  type MagnumClusterObject,
+} from '../src/domain/index.ts';
+import { startMagnetar, type Magnetar } from '../src/main.ts';
 
 /**
  * Scale benchmark of the provisioning engine: N Magnum clusters of 3 masters + 3 workers
@@ -64,7 +69,7 @@ export async function benchScale(options: { clusters?: number } = {}): Promise<v
 
     const t0 = Date.now();
     const createCpu0 = process.cpuUsage();
-    const mainCpu0 = mainThreadCpuS();
+    const threads0 = threadCpu(m);
     const names = Array.from({ length: n }, (_, i) => `bench-${String(i).padStart(4, '0')}`);
     for (let i = 0; i < names.length; i += 50) {
       await Promise.all(
@@ -141,14 +146,9 @@ export async function benchScale(options: { clusters?: number } = {}): Promise<v
     console.log(
       `create CPU: ${createCpuS.toFixed(1)} s (${((createCpuS * 1000) / n).toFixed(0)} ms per cluster, ${((100 * createCpuS) / created).toFixed(0)}% of one core)`,
     );
-    const mainCpu1 = mainThreadCpuS();
-    if (mainCpu0 !== undefined && mainCpu1 !== undefined) {
-      // The event loop is what bounds the build: the rest is the cloud's thread, GC helpers, WAL checkpoints.
-      const mainS = mainCpu1 - mainCpu0;
-      console.log(
-        `  of which the main thread: ${mainS.toFixed(1)} s (${((100 * mainS) / created).toFixed(0)}% of one core); other threads: ${(createCpuS - mainS).toFixed(1)} s`,
-      );
-    }
+    // Each thread's part: the build is bound by the busiest one, or by both cores together.
+    const byThread = threadsSince(threads0, threadCpu(m), createCpuS, created);
+    if (byThread) console.log(`  by thread: ${byThread}`);
 
     // Idle: every cluster up, nothing asked for. First the wind-down after the burst: the last
     // reconciles, then the one full collection of the heap the burst grew (about a second of CPU
@@ -164,10 +164,18 @@ export async function benchScale(options: { clusters?: number } = {}): Promise<v
     console.log(
       `CPU in the ${windDown.seconds} s after the last cluster completed: ${windDown.percent}% of one core (GC pauses ${windDown.gcPercent}%; ${windDown.majorGcs} full collection${windDown.majorGcs === 1 ? '' : 's'})`,
     );
+    const idleThreads0 = threadCpu(m);
     const idle = await cpuOver(Number(process.env.MAGNETAR_BENCH_IDLE_S ?? 60) * 1000);
     console.log(
       `idle CPU with ${n} clusters up: ${idle.percent}% of one core (over the next ${idle.seconds} s; GC pauses ${idle.gcPercent}%)`,
     );
+    const idleByThread = threadsSince(
+      idleThreads0,
+      threadCpu(m),
+      (Number(idle.percent) / 100) * Number(idle.seconds),
+      Number(idle.seconds),
+    );
+    if (idleByThread) console.log(`  by thread: ${idleByThread}`);
     // The periodic resync (every object reconciled once per sync period, spread over its first
     // half) does not fall in that window: run one now and spread its cost over the period.
     const resync = await cpuDuring(async () => {
@@ -236,16 +244,45 @@ export async function benchScale(options: { clusters?: number } = {}): Promise<v
   }
 }
 
-/** CPU seconds of this process's main thread (Linux: /proc), or undefined where unknown. */
-function mainThreadCpuS(): number | undefined {
-  try {
-    const stat = readFileSync(`/proc/self/task/${process.pid}/stat`, 'utf8');
-    // fields after the command name (which may hold spaces): utime and stime are the 12th and 13th
-    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    return (Number(fields[11]) + Number(fields[12])) / 100;
-  } catch {
-    return undefined;
-  }
+interface ThreadCpu {
+  main: number | undefined;
+  cloud: number | undefined;
+  keys: number | undefined;
+}
+
+/** CPU seconds so far of the main thread, the embedded cloud's and the key maker's (Linux). */
+function threadCpu(m: Magnetar): ThreadCpu {
+  return {
+    main: threadCpuSeconds(process.pid),
+    cloud: m.cloudThread?.cpuSeconds(),
+    keys: m.keyMakerThread?.cpuSeconds(),
+  };
+}
+
+/**
+ * Each thread's CPU between two readings, in seconds and in percent of one core over `wallS`,
+ * and the rest of the process's `totalS` (V8's helper threads: garbage collection and the
+ * optimizing compiler; libuv's pool); undefined where threads cannot be told apart. A thread
+ * that started in between (the key maker starts with the first cluster) counts from zero.
+ */
+function threadsSince(
+  before: ThreadCpu,
+  after: ThreadCpu,
+  totalS: number,
+  wallS: number,
+): string | undefined {
+  if (before.main === undefined || after.main === undefined) return undefined;
+  const part = (b: number | undefined, a: number | undefined) => (a === undefined ? 0 : a - (b ?? 0));
+  const main = part(before.main, after.main);
+  const cloud = part(before.cloud, after.cloud);
+  const keys = part(before.keys, after.keys);
+  const show = (s: number) => `${s.toFixed(1)} s (${((100 * s) / Math.max(wallS, 1e-9)).toFixed(0)}%)`;
+  return [
+    `main ${show(main)}`,
+    ...(after.cloud !== undefined ? [`embedded cloud ${show(cloud)}`] : []),
+    ...(after.keys !== undefined ? [`key maker ${show(keys)}`] : []),
+    `the rest (V8 helpers, libuv) ${show(Math.max(0, totalS - main - cloud - keys))}`,
+  ].join(', ');
 }
 
 /**

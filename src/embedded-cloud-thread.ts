@@ -5,7 +5,7 @@ import type { Readable } from 'node:stream';
 import type { Worker } from 'node:worker_threads';
 import { CLOUD_KINDS, cloudType } from './cloudsim/index.ts';
 import type { Config, Logger } from './domain/index.ts';
-import { startModuleWorker } from './domain/index.ts';
+import { startModuleWorker, threadCpuSeconds } from './domain/index.ts';
 import { SqliteStore, type ObjectStore } from './store/index.ts';
 
 /**
@@ -41,6 +41,11 @@ export interface CloudThread {
    * It changes when a thread that died has been started again.
    */
   readonly url: string;
+  /**
+   * CPU seconds the running thread has used since it started, where the system tells (Linux);
+   * undefined elsewhere. For benchmarks: the embedded cloud's share of a build.
+   */
+  cpuSeconds(): number | undefined;
   /** Stop the thread abruptly, as a crash would (fault drills, tests); it is started again. */
   kill(): Promise<void>;
   /** Stop the thread: its listener, transitions and stores. */
@@ -115,6 +120,8 @@ interface Launched {
   worker: Worker;
   url: string;
   exited: Promise<number>;
+  /** The thread's id in the operating system, when it told. */
+  tid: number | undefined;
 }
 
 /** Start one cloud thread and wait until it listens. */
@@ -123,10 +130,12 @@ async function launch(data: CloudWorkerData): Promise<Launched> {
   const exited = new Promise<number>((r) => worker.once('exit', r));
   // an error the thread did not catch ends it: reported through `exited`
   worker.on('error', () => undefined);
+  let tid: number | undefined;
   const port = await new Promise<number>((resolvePort, reject) => {
     worker.once('error', reject);
     void exited.then((code) => reject(new Error(`the embedded cloud thread exited (code ${code})`)));
-    worker.on('message', (m: { ready?: number; failed?: string }) => {
+    worker.on('message', (m: { ready?: number; failed?: string; tid?: number }) => {
+      tid ??= m.tid;
       if (m.ready !== undefined) resolvePort(m.ready);
       else if (m.failed !== undefined) reject(new Error(`the embedded cloud did not start: ${m.failed}`));
     });
@@ -134,7 +143,7 @@ async function launch(data: CloudWorkerData): Promise<Launched> {
     await worker.terminate();
     throw err;
   });
-  return { worker, url: `http://${urlHost(data.host)}:${port}`, exited };
+  return { worker, url: `http://${urlHost(data.host)}:${port}`, exited, tid };
 }
 
 /**
@@ -179,6 +188,7 @@ export async function startCloudThread(options: {
     get url() {
       return current.url;
     },
+    cpuSeconds: () => threadCpuSeconds(current.tid),
     async kill() {
       await current.worker.terminate();
     },

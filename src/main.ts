@@ -58,6 +58,8 @@ export interface Magnetar {
   cloudThread?: CloudThread;
   /** The controller manager, when this process runs the controllers (benchmarks, diagnostics). */
   controllers?: ControllerManager;
+  /** The key-making thread, when keys are made on one (docs/adr/0014). */
+  keyMakerThread?: KeyMakerThread;
   close(): Promise<void>;
 }
 
@@ -199,9 +201,10 @@ export async function startMagnetar(options: StartOptions): Promise<Magnetar> {
   // Clusters' CAs and certificates are made on a thread of their own, off the event loop the
   // controllers share; with an injected clock (the virtual-time suites), on this thread.
   let keys: KeyMaker | undefined;
+  let keyMakerThread: KeyMakerThread | undefined;
   if (options.clock === undefined || options.clock === systemClock) {
     const thread = new KeyMakerThread(() => lateLog);
-    keys = thread;
+    keys = keyMakerThread = thread;
     closers.push(() => thread.close());
   }
   const pkiKeys = keys ? { keys } : {};
@@ -430,6 +433,7 @@ export async function startMagnetar(options: StartOptions): Promise<Magnetar> {
     clock,
     ...(cloudThread ? { cloudThread } : {}),
     ...(controllerManager ? { controllers: controllerManager } : {}),
+    ...(keyMakerThread ? { keyMakerThread } : {}),
     async close() {
       if (closed) return;
       closed = true;

@@ -15,3 +15,4 @@ export * from './kube/index.ts';
 export * from './backup.ts';
 export * from './json.ts';
 export { startModuleWorker } from './module-worker.ts';
+export { currentThreadId, threadCpuSeconds } from './thread-cpu.ts';

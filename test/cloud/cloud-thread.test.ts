@@ -138,6 +138,20 @@ describe('the embedded cloud on its own thread', () => {
     assert.match(anonymous.headers.get('www-authenticate') ?? '', /Keystone uri=/);
   });
 
+  test('the cloud thread reports the CPU its own work takes, apart from the main thread', async () => {
+    const thread = m.cloudThread!;
+    const before = thread.cpuSeconds();
+    if (before === undefined) return; // not told apart where the system has no per-thread figures
+    const main0 = process.cpuUsage();
+    const cloud = createCloudClients(demo);
+    for (let i = 0; i < 150; i++) await cloud.compute.listFlavors();
+    const after = thread.cpuSeconds()!;
+    assert.ok(after > before, `${before} → ${after}`);
+    const used = process.cpuUsage(main0);
+    const total = (used.user + used.system) / 1e6;
+    assert.ok(after - before < total, 'a part of the process total');
+  });
+
   test('a cloud thread that dies is started again, and tenants and the catalog follow it', async () => {
     const thread = m.cloudThread!;
     assert.ok(thread, 'npm start’s configuration runs the cloud on a thread');

@@ -1,6 +1,6 @@
 import type { Worker } from 'node:worker_threads';
 import type { Logger } from '../../domain/index.ts';
-import { startModuleWorker } from '../../domain/index.ts';
+import { startModuleWorker, threadCpuSeconds } from '../../domain/index.ts';
 import type { IssueKeyPairOptions, PemKeyPair } from './certificates.ts';
 import { inlineKeyMaker, type KeyMaker } from './key-maker.ts';
 
@@ -26,6 +26,8 @@ export class KeyMakerThread implements KeyMaker {
   private readonly pending = new Map<number, Pending>();
   private fallback: KeyMaker | undefined;
   private closed = false;
+  /** The running thread's id in the operating system, once it has said. */
+  private tid: number | undefined;
 
   /**
    * `log`: the logger at the time of an event (the server's, once it exists). `entry`: the
@@ -57,6 +59,14 @@ export class KeyMakerThread implements KeyMaker {
     await worker?.terminate();
   }
 
+  /**
+   * CPU seconds the running key-making thread has used since it started (where the system
+   * tells; undefined before it has started, after it stopped, or elsewhere). For benchmarks.
+   */
+  cpuSeconds(): number | undefined {
+    return this.worker ? threadCpuSeconds(this.tid) : undefined;
+  }
+
   /** End the thread abruptly, as a crash would (for tests). */
   async kill(): Promise<void> {
     await this.worker?.terminate();
@@ -80,25 +90,29 @@ export class KeyMakerThread implements KeyMaker {
 
   private start(): Worker {
     const worker = startModuleWorker(this.entry, {});
-    worker.on('message', (m: { id?: number; value?: unknown; error?: string; failed?: string }) => {
-      if (m.failed !== undefined) {
-        this.log().warn(
-          { reason: m.failed },
-          'the key-making thread did not start; making keys on this thread',
-        );
-        this.worker = undefined;
-        void worker.terminate();
-        this.useFallback();
-        return;
-      }
-      if (m.id === undefined) return;
-      const call = this.pending.get(m.id);
-      if (!call) return;
-      this.pending.delete(m.id);
-      if (m.error !== undefined) call.reject(new Error(m.error));
-      else call.resolve(m.value as never);
-      if (this.pending.size === 0) worker.unref();
-    });
+    worker.on(
+      'message',
+      (m: { id?: number; value?: unknown; error?: string; failed?: string; tid?: number }) => {
+        if (m.tid !== undefined && this.worker === worker) this.tid = m.tid;
+        if (m.failed !== undefined) {
+          this.log().warn(
+            { reason: m.failed },
+            'the key-making thread did not start; making keys on this thread',
+          );
+          this.worker = undefined;
+          void worker.terminate();
+          this.useFallback();
+          return;
+        }
+        if (m.id === undefined) return;
+        const call = this.pending.get(m.id);
+        if (!call) return;
+        this.pending.delete(m.id);
+        if (m.error !== undefined) call.reject(new Error(m.error));
+        else call.resolve(m.value as never);
+        if (this.pending.size === 0) worker.unref();
+      },
+    );
     worker.on('error', (err) => this.log().warn({ err }, 'the key-making thread failed'));
     worker.once('exit', () => {
       if (this.worker !== worker) return;

@@ -1,9 +1,10 @@
 import { parentPort } from 'node:worker_threads';
+import { currentThreadId } from '../../domain/index.ts';
 import { inlineKeyMaker, type KeyMaker } from './key-maker.ts';
 
 /**
- * The key maker's thread (see `KeyMakerThread`): answers `{ id, op, args }` with
- * `{ id, value }` or `{ id, error }`.
+ * The key maker's thread (see `KeyMakerThread`): says `{ ready, tid }` once loaded, then answers
+ * `{ id, op, args }` with `{ id, value }` or `{ id, error }`.
  */
 
 type Op = keyof KeyMaker;
@@ -24,4 +25,4 @@ port.on('message', (call: Call) => {
       port.postMessage({ id: call.id, error: err instanceof Error ? err.message : String(err) }),
   );
 });
-port.postMessage({ ready: true });
+port.postMessage({ ready: true, tid: currentThreadId() });
