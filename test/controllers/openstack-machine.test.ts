@@ -88,6 +88,15 @@ async function applyMachine(
   });
 }
 
+/** The API load balancer's provisioning status, and a wait (in virtual time) until it is ACTIVE. */
+function apiLoadBalancer(f: InfraFixture, osc: OpenStackClusterObject) {
+  const lb = osc.status.apiServerLoadBalancer!;
+  const status = async () => (await f.clients.loadBalancer.getLoadBalancer(lb.id)).provisioningStatus;
+  const active = () =>
+    f.until('the load balancer to be ACTIVE', async () => ((await status()) === 'ACTIVE' ? true : undefined));
+  return { lb, status, active };
+}
+
 /** The keypair `k1` every machine of these tests names. */
 async function addKeypair(f: InfraFixture): Promise<void> {
   await f.clients.compute.createKeypair({
@@ -324,13 +333,7 @@ void test('two control plane machines leaving the API load balancer at once: the
   const f = await startInfra({ latencyMs: 1000 });
   try {
     const osc = await provisionedCluster(f, 'c1');
-    const lb = osc.status.apiServerLoadBalancer!;
-    const active = () =>
-      f.until('the load balancer to be ACTIVE', async () =>
-        (await f.clients.loadBalancer.getLoadBalancer(lb.id)).provisioningStatus === 'ACTIVE'
-          ? true
-          : undefined,
-      );
+    const { lb, active } = apiLoadBalancer(f, osc);
     const leaving = (name: string) =>
       ({ metadata: { name }, status: {} }) as unknown as OpenStackMachineObject;
     for (const [name, address] of [
@@ -364,12 +367,7 @@ void test('a control plane machine in the API pool waits for its own member to b
   const f = await startInfra({ latencyMs: 1000 });
   try {
     const osc = await provisionedCluster(f, 'c1');
-    const lb = osc.status.apiServerLoadBalancer!;
-    const status = async () => (await f.clients.loadBalancer.getLoadBalancer(lb.id)).provisioningStatus;
-    const active = () =>
-      f.until('the load balancer to be ACTIVE', async () =>
-        (await status()) === 'ACTIVE' ? true : undefined,
-      );
+    const { lb, status, active } = apiLoadBalancer(f, osc);
     let a = { metadata: { name: 'c1-cp-a' }, status: {} } as unknown as OpenStackMachineObject;
     const record = async (patch: Partial<OpenStackMachineObject['status']>) => {
       a = { ...a, status: { ...a.status, ...patch } };
@@ -409,12 +407,7 @@ void test('a control plane machine joins the API pool with one request when the 
   const f = await startInfra({ latencyMs: 1000 });
   try {
     const osc = await provisionedCluster(f, 'c1');
-    const lb = osc.status.apiServerLoadBalancer!;
-    const status = async () => (await f.clients.loadBalancer.getLoadBalancer(lb.id)).provisioningStatus;
-    const active = () =>
-      f.until('the load balancer to be ACTIVE', async () =>
-        (await status()) === 'ACTIVE' ? true : undefined,
-      );
+    const { lb, status, active } = apiLoadBalancer(f, osc);
     const machine = (name: string) => {
       const m = { o: { metadata: { name }, status: {} } as unknown as OpenStackMachineObject };
       const record = async (patch: Partial<OpenStackMachineObject['status']>) => {
