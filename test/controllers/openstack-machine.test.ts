@@ -239,6 +239,43 @@ void test('a server is read from the cloud once it is ACTIVE: the provider ID th
   }
 });
 
+void test('a control plane machine waiting for Octavia to apply its member polls the member, not its server; it is ready once the member is', async () => {
+  const f = await startInfra({ latencyMs: 3000 });
+  try {
+    await addKeypair(f);
+    const osc = await provisionedCluster(f, 'c9');
+    await applyMachine(f, 'c9', 'c9-cp-1', { controlPlane: true, az: 'AZ-1' });
+    const osm = await f.until('the machine to be ready', async () => {
+      const o = await f.store.get<OpenStackMachineObject>(CapiTypes.OpenStackMachine, f.projectId, 'c9-cp-1');
+      return o?.status.ready ? o : undefined;
+    });
+    const pool = osc.status.apiServerLoadBalancer!.poolID!;
+    const memberID = osm.status.resources!.loadBalancerMemberID!;
+    const member = await f.clients.loadBalancer.getMember(pool, memberID);
+    assert.equal(member.provisioningStatus, 'ACTIVE');
+    const added = f.requests.indexOf(`POST /cloud/load-balancer/v2/lbaas/pools/${pool}/members`);
+    assert.ok(added > 0);
+    const after = f.requests.slice(added + 1);
+    const polls = after.filter(
+      (r) => r === `GET /cloud/load-balancer/v2/lbaas/pools/${pool}/members/${memberID}`,
+    );
+    const serverReads = after.filter((r) => r === `GET /cloud/compute/v2.1/servers/${osm.status.instanceID}`);
+    assert.ok(polls.length >= 2, `the member was polled while Octavia applied it (${polls.length})`);
+    // only the pass that found the member applied read the server
+    assert.equal(serverReads.length, 1, after.join('\n'));
+    // while it waited, the machine said what for
+    const waits = (await f.store.changes(0, { types: [CapiTypes.OpenStackMachine] }))
+      .map((e) => (e.object as OpenStackMachineObject).status.conditions?.find((c) => c.type === 'Ready'))
+      .filter((c) => c?.reason === 'WaitingForLoadBalancer');
+    assert.match(
+      waits[0]?.message ?? '',
+      /^waiting for member c9-cp-1 of load balancer .+ \(PENDING_CREATE\)$/,
+    );
+  } finally {
+    await f.close();
+  }
+});
+
 void test('a worker with a boot volume boots from it, and the volume goes with the machine', async () => {
   const f = await startInfra();
   try {

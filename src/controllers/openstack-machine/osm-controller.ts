@@ -35,7 +35,7 @@ import {
 import { controllerOf, iso, writeObject, writeStatus } from '../common/writes.ts';
 import { oscNames } from '../openstack-cluster/osc-network.ts';
 import { reconcileOsmDelete } from './osm-delete.ts';
-import { ensureMember } from './osm-member.ts';
+import { ensureMember, recordedMember } from './osm-member.ts';
 import { ensurePort, ensureRootVolume, portAddress, resolve, type RecordMachine } from './osm-resources.ts';
 import { oscForMachines, specViewExcept } from '../common/views.ts';
 
@@ -89,6 +89,16 @@ export function openStackMachineReconciler(env: Env): Reconciler {
 }
 
 const TERMINAL = new Set<string>([CapiReasons.Failed, CapiReasons.InvalidMachineSpec]);
+
+/** Whether the last pass left the machine with its server ready, waiting only for its pool member. */
+function waitsForMember(osm: OpenStackMachineObject): boolean {
+  const cond = (type: string) => osm.status.conditions?.find((c) => c.type === type);
+  return (
+    cond(CapiConditions.InstanceReady)?.status === 'True' &&
+    cond(CapiConditions.APIServerIngressReady)?.status === 'False' &&
+    cond(CapiConditions.Ready)?.reason === CapiReasons.WaitingForLoadBalancer
+  );
+}
 
 async function reconcileOsm(
   env: Env,
@@ -170,6 +180,36 @@ async function reconcileOsm(
     if (volume && !volume.ready) {
       await waiting(CapiReasons.Provisioning, `waiting for boot volume (${volume.status})`);
       return { requeueAfterMs: env.settings.cloudPollMs };
+    }
+
+    // While a master waits only for Octavia to apply its member, a poll reads the member alone;
+    // the pass that finds it applied goes on, and reads the server as every pass does.
+    const memberWait = async (waiting: string, extra: Partial<OpenStackMachineStatus>) => {
+      // polled soon after it is asked for (Octavia applies a member in moments), less often later
+      const since = osm!.status.conditions?.find(
+        (c) => c.type === CapiConditions.APIServerIngressReady && c.status === 'False',
+      )?.lastTransitionTime;
+      await setConditions(
+        [
+          trueCondition(CapiConditions.InstanceReady),
+          falseCondition(CapiConditions.APIServerIngressReady, CapiReasons.WaitingForLoadBalancer, waiting),
+          falseCondition(CapiConditions.Ready, CapiReasons.WaitingForLoadBalancer, waiting),
+        ],
+        extra,
+      );
+      return {
+        requeueAfterMs: pollDelay(
+          since ? Date.parse(since) : now,
+          env.deps.clock.now(),
+          env.settings.cloudPollMs,
+        ),
+      };
+    };
+    let memberApplied = false;
+    if (controlPlane && osm.status.instanceID && waitsForMember(osm)) {
+      const known = await recordedMember(cloud, osm, osc);
+      if (known && !known.done) return memberWait(known.waiting, {});
+      memberApplied = known?.done === true;
     }
 
     let server;
@@ -280,32 +320,10 @@ async function reconcileOsm(
       (await portAddress(cloud, port.id));
     const conds: ConditionInput[] = [trueCondition(CapiConditions.InstanceReady)];
     if (controlPlane) {
-      const member = await ensureMember(cloud, osm, osc, ip, record);
-      if (!member.done) {
-        // polled soon after it is asked for (Octavia applies a member in moments), less often later
-        const since = osm.status.conditions?.find(
-          (c) => c.type === CapiConditions.APIServerIngressReady && c.status === 'False',
-        )?.lastTransitionTime;
-        await setConditions(
-          [
-            ...conds,
-            falseCondition(
-              CapiConditions.APIServerIngressReady,
-              CapiReasons.WaitingForLoadBalancer,
-              member.waiting,
-            ),
-            falseCondition(CapiConditions.Ready, CapiReasons.WaitingForLoadBalancer, member.waiting),
-          ],
-          { instanceState },
-        );
-        return {
-          requeueAfterMs: pollDelay(
-            since ? Date.parse(since) : now,
-            env.deps.clock.now(),
-            env.settings.cloudPollMs,
-          ),
-        };
-      }
+      const member = memberApplied
+        ? ({ done: true } as const)
+        : await ensureMember(cloud, osm, osc, ip, record);
+      if (!member.done) return memberWait(member.waiting, { instanceState });
       conds.push(trueCondition(CapiConditions.APIServerIngressReady));
     }
     const status: OpenStackMachineStatus = {

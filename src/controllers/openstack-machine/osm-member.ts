@@ -17,18 +17,8 @@ export async function ensureMember(
   const lbs = osc.status.apiServerLoadBalancer;
   if (!lbs?.id || !lbs.poolID) return { done: false, waiting: 'waiting for the API load balancer pool' };
   if (!ip) return { done: false, waiting: 'waiting for the server address' };
-  if (osm.status.resources?.loadBalancerMemberID) {
-    // The member's own provisioning status says whether Octavia has applied it: no need to read
-    // the load balancer, whose status also reflects the other masters' members.
-    try {
-      return applied(
-        await cloud.loadBalancer.getMember(lbs.poolID, osm.status.resources.loadBalancerMemberID),
-        lbs.name,
-      );
-    } catch (err) {
-      if (!isNotFound(err)) throw err;
-    }
-  }
+  const known = await recordedMember(cloud, osm, osc);
+  if (known) return known;
   // Asked straight away: Octavia refuses with a 409 both while the load balancer is PENDING_* and
   // when a member with this address is there already (an earlier try's, its id never recorded),
   // so only a refusal needs the pool's members read, to tell the two apart.
@@ -51,6 +41,27 @@ export async function ensureMember(
   }
   await record({ resources: { ...osm.status.resources, loadBalancerMemberID: member.id } });
   return applied(member, lbs.name);
+}
+
+/**
+ * The recorded member's state: done once Octavia has applied it, else what it waits for;
+ * undefined when no member is recorded or it is gone. The member's own provisioning status says
+ * whether Octavia has applied it: the load balancer's also reflects the other masters' members.
+ */
+export async function recordedMember(
+  cloud: CloudClients,
+  osm: OpenStackMachineObject,
+  osc: OpenStackClusterObject,
+): Promise<{ done: true } | { done: false; waiting: string } | undefined> {
+  const lbs = osc.status.apiServerLoadBalancer;
+  const id = osm.status.resources?.loadBalancerMemberID;
+  if (!lbs?.poolID || !id) return undefined;
+  try {
+    return applied(await cloud.loadBalancer.getMember(lbs.poolID, id), lbs.name);
+  } catch (err) {
+    if (isNotFound(err)) return undefined;
+    throw err;
+  }
 }
 
 /** Done once Octavia has applied the member (its own status ACTIVE), else what it waits for. */
