@@ -32,21 +32,6 @@ async function applyCluster(f: InfraFixture, name: string, osc: Record<string, u
   });
 }
 
-/** Resources of the project beyond what Neutron creates by itself (the `default` security group and its rules). */
-async function kinds(f: InfraFixture): Promise<Record<string, number>> {
-  const inv = await f.cloud.inventory(f.projectId);
-  const defaults = new Set<string>();
-  for (const g of await f.clients.network.listSecurityGroups({ name: 'default' })) {
-    defaults.add(g.id);
-    for (const r of g.rules) defaults.add(r.id);
-  }
-  return Object.fromEntries(
-    Object.entries(inv.projects[f.projectId] ?? {})
-      .map(([k, v]) => [k, v.filter((i) => !defaults.has(i.id)).length] as const)
-      .filter(([, n]) => n > 0),
-  );
-}
-
 void test('an OpenStackCluster gets network, subnet, router, security groups and an API load balancer with listener, pool, monitor and floating IP', async () => {
   const f = await startInfra({ latencyMs: 2000 });
   try {
@@ -138,10 +123,7 @@ void test('an OpenStackCluster gets network, subnet, router, security groups and
       'the Cluster to be gone',
       async () => (await f.store.get(CapiTypes.Cluster, f.projectId, 'c1')) === undefined,
     );
-    await f.until('the cloud to be empty', async () => {
-      const k = await kinds(f);
-      return Object.keys(k).length === 0 ? true : undefined;
-    });
+    await f.untilCloudEmpty();
   } finally {
     await f.close();
   }
@@ -192,9 +174,7 @@ void test('what a pass has just made has no children yet: the new network\u2019s
     assert.equal(cpAgain.rules.filter((r) => r.direction === 'ingress').length, 5);
 
     await f.store.delete(CapiTypes.Cluster, f.projectId, 'c7');
-    await f.until('the cloud to be empty', async () =>
-      Object.keys(await kinds(f)).length === 0 ? true : undefined,
-    );
+    await f.untilCloudEmpty();
   } finally {
     await f.close();
   }
@@ -216,9 +196,7 @@ void test('a floating IP association that fails once is retried without allocati
     });
     assert.equal((await f.clients.network.listFloatingIps()).length, 1);
     await f.store.delete(CapiTypes.Cluster, f.projectId, 'c2');
-    await f.until('the cloud to be empty', async () =>
-      Object.keys(await kinds(f)).length === 0 ? true : undefined,
-    );
+    await f.untilCloudEmpty();
   } finally {
     await f.close();
   }
@@ -241,9 +219,7 @@ void test('a network quota refusal fails the OpenStackCluster with the cloud mes
     });
     assert.match(failed.message ?? '', /quota/i);
     await f.store.delete(CapiTypes.Cluster, f.projectId, 'c3');
-    await f.until('the cloud to be empty', async () =>
-      Object.keys(await kinds(f)).length === 0 ? true : undefined,
-    );
+    await f.untilCloudEmpty();
   } finally {
     await f.close();
   }

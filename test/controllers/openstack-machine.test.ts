@@ -105,20 +105,6 @@ async function addKeypair(f: InfraFixture): Promise<void> {
   });
 }
 
-async function kinds(f: InfraFixture): Promise<Record<string, number>> {
-  const inv = await f.cloud.inventory(f.projectId);
-  const defaults = new Set<string>();
-  for (const g of await f.clients.network.listSecurityGroups({ name: 'default' })) {
-    defaults.add(g.id);
-    for (const r of g.rules) defaults.add(r.id);
-  }
-  return Object.fromEntries(
-    Object.entries(inv.projects[f.projectId] ?? {})
-      .map(([k, v]) => [k, v.filter((i) => !defaults.has(i.id)).length] as const)
-      .filter(([, n]) => n > 0),
-  );
-}
-
 void test('a control plane machine gets a port, a server in its availability zone with flavor, image, keypair, user data and tags, and joins the API load balancer', async () => {
   const f = await startInfra({ latencyMs: 1000 });
   try {
@@ -168,9 +154,7 @@ void test('a control plane machine gets a port, a server in its availability zon
     assert.equal((await f.clients.compute.listServers()).length, 0);
     assert.equal((await f.clients.network.listPorts({ name: 'c1-cp-1-0' })).length, 0);
     await f.store.delete(CapiTypes.Cluster, f.projectId, 'c1');
-    await f.until('the cloud to be empty', async () =>
-      Object.keys(await kinds(f)).length === 0 ? true : undefined,
-    );
+    await f.untilCloudEmpty();
   } finally {
     await f.close();
   }
@@ -199,9 +183,7 @@ void test('a server Nova has just accepted is recorded as BUILD, with its ID and
     assert.equal(osm.status.instanceState, 'ACTIVE');
     await f.store.delete(CapiTypes.Cluster, f.projectId, 'c5');
     await f.store.delete(CapiTypes.Machine, f.projectId, 'c5-w-1');
-    await f.until('the cloud to be empty', async () =>
-      Object.keys(await kinds(f)).length === 0 ? true : undefined,
-    );
+    await f.untilCloudEmpty();
   } finally {
     await f.close();
   }
@@ -231,9 +213,7 @@ void test('a server is read from the cloud once it is ACTIVE: the provider ID th
     assert.equal(reads.length, 1);
     await f.store.delete(CapiTypes.Cluster, f.projectId, 'c6');
     await f.store.delete(CapiTypes.Machine, f.projectId, 'c6-w-1');
-    await f.until('the cloud to be empty', async () =>
-      Object.keys(await kinds(f)).length === 0 ? true : undefined,
-    );
+    await f.untilCloudEmpty();
   } finally {
     await f.close();
   }
@@ -307,9 +287,7 @@ void test('a worker with a boot volume boots from it, and the volume goes with t
     assert.equal(again?.status.ready, true);
     await f.store.delete(CapiTypes.Cluster, f.projectId, 'c2');
     await f.store.delete(CapiTypes.Machine, f.projectId, 'c2-w-1');
-    await f.until('the cloud to be empty', async () =>
-      Object.keys(await kinds(f)).length === 0 ? true : undefined,
-    );
+    await f.untilCloudEmpty();
   } finally {
     await f.close();
   }
@@ -358,9 +336,7 @@ void test('a server that goes to ERROR is reported with Nova\u2019s fault; a quo
     await f.store.delete(CapiTypes.Machine, f.projectId, 'c3-w-1');
     await f.store.delete(CapiTypes.Machine, f.projectId, 'c3-w-2');
     await f.store.delete(CapiTypes.Cluster, f.projectId, 'c3');
-    await f.until('the cloud to be empty', async () =>
-      Object.keys(await kinds(f)).length === 0 ? true : undefined,
-    );
+    await f.untilCloudEmpty();
   } finally {
     await f.close();
   }
@@ -527,9 +503,7 @@ void test('three control plane machines built together look their image and flav
     const from = f.requests.length;
     await f.store.delete(CapiTypes.Cluster, f.projectId, 'c4');
     for (const n of names) await f.store.delete(CapiTypes.Machine, f.projectId, n);
-    await f.until('the cloud to be empty', async () =>
-      Object.keys(await kinds(f)).length === 0 ? true : undefined,
-    );
+    await f.untilCloudEmpty();
     const during = f.requests.slice(from);
     // the members went with the load balancer (cascade): not listed, checked or deleted one by one
     assert.deepEqual(

@@ -29,6 +29,11 @@ export interface InfraFixture {
   requests: string[];
   /** Advance virtual time until `check` holds, letting I/O run. */
   until<T>(what: string, check: () => Promise<T | undefined | false>, maxSteps?: number): Promise<T>;
+  /**
+   * Advance virtual time until the project holds nothing beyond what Neutron makes by itself
+   * (the `default` security group and its rules): nothing leaked.
+   */
+  untilCloudEmpty(): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -98,6 +103,15 @@ export async function startInfra(options: { latencyMs?: number } = {}): Promise<
   const manager = new ControllerManager({ store, clock, workers: 4, serviceHeartbeatMs: 0 });
   for (const r of engine.reconcilers) manager.register(r);
   await manager.start();
+  const until: InfraFixture['until'] = async (what, check, maxSteps = 300) => {
+    for (let i = 0; i < maxSteps; i++) {
+      const v = await check();
+      if (v !== undefined && v !== false) return v;
+      await clock.advance(500);
+      await new Promise<void>((r) => setImmediate(r));
+    }
+    throw new Error(`timed out waiting for ${what}`);
+  };
   return {
     clock,
     store,
@@ -107,14 +121,20 @@ export async function startInfra(options: { latencyMs?: number } = {}): Promise<
     manager,
     engine,
     requests,
-    async until(what, check, maxSteps = 300) {
-      for (let i = 0; i < maxSteps; i++) {
-        const v = await check();
-        if (v !== undefined && v !== false) return v;
-        await clock.advance(500);
-        await new Promise<void>((r) => setImmediate(r));
-      }
-      throw new Error(`timed out waiting for ${what}`);
+    until,
+    async untilCloudEmpty() {
+      await until('the cloud to be empty', async () => {
+        const inv = await cloud.inventory(projectId);
+        const defaults = new Set<string>();
+        for (const g of await clients.network.listSecurityGroups({ name: 'default' })) {
+          defaults.add(g.id);
+          for (const r of g.rules) defaults.add(r.id);
+        }
+        const left = Object.values(inv.projects[projectId] ?? {}).some((items) =>
+          items.some((i) => !defaults.has(i.id)),
+        );
+        return !left;
+      });
     },
     async close() {
       await manager.stop();
