@@ -401,6 +401,36 @@ describe('controller runtime: retries', () => {
 });
 
 describe('controller runtime: watches and resync', () => {
+  test('an event source enqueues the keys it names while the manager runs, and is let go at stop', async () => {
+    const store = memoryStore();
+    const clock = new ManualClock();
+    let tell: ((ref: ObjectRef) => void) | undefined;
+    let subscriptions = 0;
+    const rec = recorder(async () => undefined, {
+      sources: [
+        (enqueue) => {
+          subscriptions++;
+          tell = enqueue;
+          return () => (tell = undefined);
+        },
+      ],
+    });
+    const m = manager(store, clock);
+    m.register(rec.reconciler);
+    assert.equal(tell, undefined, 'not subscribed before start');
+    await m.start();
+    await store.create(widget('a'));
+    await store.create(widget('b'));
+    await m.waitIdle();
+    assert.deepEqual([rec.count('p1/a'), rec.count('p1/b')], [1, 1]);
+    tell!({ namespace: 'p1', name: 'b' });
+    await m.waitIdle();
+    assert.deepEqual([rec.count('p1/a'), rec.count('p1/b')], [1, 2], 'only the key it named');
+    await m.stop();
+    assert.equal(tell, undefined, 'unsubscribed at stop');
+    assert.equal(subscriptions, 1);
+  });
+
   test('a change of an owned object enqueues its owner', async () => {
     const store = memoryStore();
     const clock = new ManualClock();

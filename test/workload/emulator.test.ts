@@ -13,7 +13,7 @@ import {
   silentLogger,
   type CapiClusterObject,
 } from '../../src/domain/index.ts';
-import { NodeSnapshots } from '../../src/controllers/common/node-snapshots.ts';
+import { NodeSnapshots, nodeReadyCondition } from '../../src/controllers/common/node-snapshots.ts';
 import { SqliteStore } from '../../src/store/index.ts';
 import {
   StorePki,
@@ -406,6 +406,65 @@ describe('an emulated workload cluster', () => {
     await c.deleteNode('prod-md-y1'); // already gone: fine
     await s();
     assert.equal(await c.getNode('prod-md-y1'), undefined);
+  });
+
+  test("the node watch tells which node joined, changed readiness or left; a cordon or a heartbeat is not news", async () => {
+    const servers: Socket[] = [];
+    const onSocket = (m: unknown) => servers.push((m as { socket: Socket }).socket);
+    diagnostics.subscribe('net.server.socket', onSocket);
+    const c = (await new WorkloadAccess({ pki, clock }).forCluster(await capiCluster()))!;
+    const nodes = new NodeSnapshots(async () => c, clock);
+    const told: string[] = [];
+    const stopTelling = nodes.onNodeChange((cluster, node) =>
+      told.push(`${cluster.name} ${node.metadata.name} ${nodeReadyCondition(node)?.status}`),
+    );
+    try {
+      await nodes.get(await capiCluster(), -1);
+      await eventually(() => nodes.watching === 1);
+      assert.deepEqual(told, [], 'the first list is not news: its reader is looking already');
+
+      await c.cordon('prod-cp-a');
+      await s(10_000); // heartbeats
+      await c.uncordon('prod-cp-a');
+      await createMachine(store, pki, {
+        cluster: CLUSTER,
+        name: 'prod-md-z1',
+        controlPlane: false,
+        boot: { role: 'join', token: TOKEN },
+      });
+      await s();
+      await eventually(() => told.length === 1);
+      await s(3000);
+      await eventually(() => told.length === 2);
+      assert.deepEqual(told, [`${CLUSTER} prod-md-z1 False`, `${CLUSTER} prod-md-z1 True`]);
+
+      // Without a watch (the connection went), the next list tells what changed meanwhile.
+      for (const socket of servers) socket.destroy();
+      await eventually(() => nodes.watching === 0);
+      await store.delete(CapiTypes.Machine, PROJECT, 'prod-md-z1');
+      await s();
+      assert.equal(await c.getNode('prod-md-z1'), undefined);
+      assert.equal(told.length, 2);
+      await nodes.get(await capiCluster(), -1);
+      assert.deepEqual(told.slice(2), [`${CLUSTER} prod-md-z1 True`], 'gone, as last seen');
+
+      stopTelling();
+      await eventually(() => nodes.watching === 1);
+      await createMachine(store, pki, {
+        cluster: CLUSTER,
+        name: 'prod-md-z2',
+        controlPlane: false,
+        boot: { role: 'join', token: TOKEN },
+      });
+      await s(3000);
+      await eventually(async () => (await nodes.get(await capiCluster(), -1))!.byName.has('prod-md-z2'));
+      await store.delete(CapiTypes.Machine, PROJECT, 'prod-md-z2');
+      await s();
+    } finally {
+      nodes.close();
+      diagnostics.unsubscribe('net.server.socket', onSocket);
+    }
+    assert.equal(told.length, 3, 'nothing told after unsubscribing');
   });
 
   test('a certificate without cluster-admin groups may read discovery but not nodes', async () => {

@@ -35,8 +35,8 @@ import { machineForOwners } from '../common/views.ts';
  * The Cluster controller: adopts its infrastructure cluster and control plane (owner
  * references), copies the API endpoint and failure domains from the infrastructure, mirrors
  * their readiness, counts machines, probes the workload cluster's API now and then
- * (`RemoteConnectionProbe`; a change in node readiness re-triggers the machines), and deletes
- * in order.
+ * (`RemoteConnectionProbe`; its list of the nodes also tells the machines whose node changed
+ * while no node watch ran), and deletes in order.
  */
 export function clusterReconciler(env: Env): Reconciler {
   const byLabel = (obj: ApiObject): ObjectRef[] => {
@@ -210,7 +210,8 @@ async function reconcileCluster(
   );
 
   // Remote connection probe, once per interval: the nodes as the watch keeps them (a list when no
-  // watch runs, which fails when the cluster cannot be reached); its summary changing wakes the machines.
+  // watch runs, which fails when the cluster cannot be reached, and reports each node it finds
+  // changed to that node's machine).
   let requeueAfterMs: number | undefined;
   if (cpInitialized) {
     const probeMs = env.settings.workloadProbeSeconds * 1000;

@@ -29,7 +29,21 @@ interface Entry {
   rv?: string;
   /** The resourceVersion `snap` is at: a watch event from before it (a list overtook it) is old news. */
   snapRv?: string;
+  /**
+   * Each node as last reported to the change listeners, with its {@link nodeSignature}; from the
+   * first list on (that list itself is not reported: whoever read it is looking already).
+   */
+  seen?: Map<string, { node: WorkloadNode; signature: string }>;
 }
+
+/**
+ * A node of `cluster` joined, left, or changed what its Machine mirrors from it (provider ID,
+ * readiness, kubelet version).
+ */
+export type NodeChangeListener = (
+  cluster: { namespace: string; name: string },
+  node: WorkloadNode,
+) => void;
 
 /**
  * The nodes of each workload cluster, shared by every machine of a cluster, kept current the
@@ -41,6 +55,7 @@ interface Entry {
  */
 export class NodeSnapshots {
   private readonly entries = new Map<string, Entry>();
+  private readonly listeners = new Set<NodeChangeListener>();
 
   constructor(
     private readonly clientFor: (cluster: CapiClusterObject) => Promise<WorkloadClientApi | undefined>,
@@ -79,6 +94,16 @@ export class NodeSnapshots {
   }
 
   /**
+   * Be told of each node that joins, leaves or changes what its Machine mirrors, as a list or the
+   * watch learns it: one node's change then wakes its own Machine, not every machine of the
+   * cluster. Returns the unsubscribe.
+   */
+  onNodeChange(listener: NodeChangeListener): () => void {
+    this.listeners.add(listener);
+    return () => this.listeners.delete(listener);
+  }
+
+  /**
    * Forget a cluster's nodes (they are known to have changed): the next read lists them again.
    * A running watch goes on (ending it would close its connection, and the next call would pay
    * for a new TLS handshake).
@@ -114,19 +139,27 @@ export class NodeSnapshots {
     if (!client) return undefined;
     const { items, resourceVersion } = await client.listNodesAt();
     const snap = snapshotOf(items, this.clock.now());
+    const ref = { namespace: cluster.metadata.namespace, name: cluster.metadata.name };
     if (this.entries.get(key) === e) {
+      this.noteList(ref, e, snap);
       e.snap = snap;
       e.snapRv = resourceVersion;
       if (e.watching !== client) {
         this.unwatch(e);
-        if (resourceVersion !== '') this.follow(key, e, client, resourceVersion);
+        if (resourceVersion !== '') this.follow(ref, key, e, client, resourceVersion);
       }
     }
     return snap;
   }
 
   /** Keep `e.snap` current from a watch of `client`'s nodes, reopened when the server ends it. */
-  private follow(key: string, e: Entry, client: WorkloadClientApi, rv: string): void {
+  private follow(
+    clusterRef: { namespace: string; name: string },
+    key: string,
+    e: Entry,
+    client: WorkloadClientApi,
+    rv: string,
+  ): void {
     const stop = new AbortController();
     e.stop = stop;
     e.watching = client;
@@ -148,8 +181,11 @@ export class NodeSnapshots {
               }
               const rv = event.object.metadata.resourceVersion;
               if (rv) e.rv = rv;
-              // invalidated (the next read lists again), or older than the list that overtook it
-              if (!e.snap || (rv && e.snapRv && olderOrSame(rv, e.snapRv))) return;
+              // older than the list that overtook it
+              if (rv && e.snapRv && olderOrSame(rv, e.snapRv)) return;
+              this.noteEvent(clusterRef, e, event.type, event.object);
+              // invalidated: the next read lists again
+              if (!e.snap) return;
               e.snap = applyEvent(e.snap, event.type, event.object, this.clock.now());
               if (rv) e.snapRv = rv;
             },
@@ -166,6 +202,49 @@ export class NodeSnapshots {
         e.watching = undefined;
       }
     })();
+  }
+
+  /** Report the nodes a list finds changed, joined or gone since the last report. */
+  private noteList(cluster: { namespace: string; name: string }, e: Entry, snap: NodeSnapshot): void {
+    const first = e.seen === undefined;
+    const seen = (e.seen ??= new Map());
+    const changed: WorkloadNode[] = [];
+    for (const [name, was] of seen) {
+      if (!snap.byName.has(name)) {
+        seen.delete(name);
+        changed.push(was.node);
+      }
+    }
+    for (const node of snap.byName.values()) {
+      const signature = nodeSignature(node);
+      if (seen.get(node.metadata.name)?.signature === signature) continue;
+      seen.set(node.metadata.name, { node, signature });
+      changed.push(node);
+    }
+    if (!first) for (const node of changed) this.tell(cluster, node);
+  }
+
+  /** Report one watch event's node when it changed what a Machine mirrors. */
+  private noteEvent(
+    cluster: { namespace: string; name: string },
+    e: Entry,
+    type: 'ADDED' | 'MODIFIED' | 'DELETED',
+    node: WorkloadNode,
+  ): void {
+    const seen = (e.seen ??= new Map());
+    const name = node.metadata.name;
+    if (type === 'DELETED') {
+      if (!seen.delete(name)) return;
+    } else {
+      const signature = nodeSignature(node);
+      if (seen.get(name)?.signature === signature) return;
+      seen.set(name, { node, signature });
+    }
+    this.tell(cluster, node);
+  }
+
+  private tell(cluster: { namespace: string; name: string }, node: WorkloadNode): void {
+    for (const listener of this.listeners) listener(cluster, node);
   }
 
   private unwatch(e: Entry): void {
@@ -194,6 +273,21 @@ function snapshotOf(nodes: Iterable<WorkloadNode>, at: number): NodeSnapshot {
     if (n.spec?.providerID) byProviderId.set(n.spec.providerID, n);
   }
   return { at, byProviderId, byName };
+}
+
+/** What a Machine mirrors from its node, as one string: a change in it is reported. */
+function nodeSignature(node: WorkloadNode): string {
+  const ready = nodeReadyCondition(node);
+  const info = node.status?.nodeInfo;
+  return JSON.stringify([
+    node.spec?.providerID ?? '',
+    ready?.status ?? '',
+    ready?.reason ?? '',
+    ready?.message ?? '',
+    ready?.lastTransitionTime ?? '',
+    info?.kubeletVersion ?? '',
+    info?.osImage ?? '',
+  ]);
 }
 
 /** A new snapshot with one watch event applied (snapshots handed out are never changed). */

@@ -42,9 +42,10 @@ export const specView = (o: ApiObject): unknown => metadataView(o);
 /**
  * A CAPI Cluster as the objects of the cluster read it: metadata, spec, whether its
  * infrastructure is provisioned and its control plane initialized, the failure domains, and
- * the workload probe's summary of node readiness (its change is how machines waiting for their
- * node hear of it); not the replica counters and other conditions the Cluster controller
- * rewrites on every machine change.
+ * whether the workload cluster's API answers (the probe's status and reason). Not the probe's
+ * message, which counts ready nodes and changes with every node that joins: a machine hears of
+ * its own node from the node watch (`NodeSnapshots.onNodeChange`). Nor the replica counters and
+ * other conditions the Cluster controller rewrites on every machine change.
  */
 export const clusterForMembers = (o: ApiObject): unknown => {
   const probe = (o as StatusOf).status?.conditions?.find(
@@ -53,7 +54,7 @@ export const clusterForMembers = (o: ApiObject): unknown => {
   return [
     metadataView(o),
     statusFields(o, ['initialization', 'failureDomains']),
-    probe ? [probe.status, probe.reason ?? '', probe.message ?? ''] : null,
+    probe ? [probe.status, probe.reason ?? ''] : null,
   ];
 };
 

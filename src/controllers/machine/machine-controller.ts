@@ -10,6 +10,7 @@ import {
 } from '../../domain/index.ts';
 import { buildConditions, falseCondition, trueCondition, type ConditionInput } from '../common/conditions.ts';
 import { getCapiCluster, isPaused, type Env } from '../common/env.ts';
+import type { WorkloadNode } from '../deps.ts';
 import type { ObjectRef, ReconcileContext, ReconcileResult, Reconciler } from '../common/runtime-types.ts';
 import { iso, writeObject, writeStatus } from '../common/writes.ts';
 import { reconcileMachineDelete } from './machine-delete.ts';
@@ -67,8 +68,39 @@ export function machineReconciler(env: Env): Reconciler {
           ).map(refOf),
       },
     ],
+    // a node that joins, becomes ready or changes version wakes its own machine
+    sources: [
+      (enqueue) =>
+        env.nodes.onNodeChange((cluster, node) => {
+          void machinesOfNode(env, cluster, node).then(
+            (refs) => refs.forEach(enqueue),
+            () => undefined,
+          );
+        }),
+    ],
     reconcile: (ctx, ref) => reconcileMachine(env, ctx, ref),
   };
+}
+
+/** The machines of `cluster` a node belongs to: by provider ID, or as the node they recorded. */
+async function machinesOfNode(
+  env: Env,
+  cluster: { namespace: string; name: string },
+  node: WorkloadNode,
+): Promise<ObjectRef[]> {
+  const providerID = node.spec?.providerID;
+  const machines = await env.cache.listByCluster<MachineObject>(
+    CapiTypes.Machine,
+    cluster.namespace,
+    cluster.name,
+  );
+  return machines
+    .filter(
+      (m) =>
+        (providerID !== undefined && m.spec.providerID === providerID) ||
+        m.status.nodeRef?.name === node.metadata.name,
+    )
+    .map(refOf);
 }
 
 function refOf(o: ApiObject): ObjectRef {

@@ -9,6 +9,7 @@ export type {
   ReconcileResult,
   Reconciler,
   WatchSpec,
+  EventSource,
   ObjectView,
   ManagerOptions,
   ControllerStats,

@@ -72,6 +72,8 @@ export class ControllerManager {
   private readonly inflight = new Set<Promise<void>>();
   private timers: (() => void)[] = [];
   private unsubscribe: (() => void) | undefined;
+  /** Unsubscribers of the controllers' event sources while running. */
+  private sourceStops: (() => void)[] = [];
   private waiters: (() => void)[] = [];
   /** Keys waiting out their controller's coalescing window: shard key → cancel. */
   private readonly coalescing = new Map<string, () => void>();
@@ -134,6 +136,10 @@ export class ControllerManager {
     }
     this.feedTypes = [...types];
     this.unsubscribe = this.store.onChange(() => void this.pump());
+    for (const c of this.controllers.values()) {
+      for (const source of c.r.sources ?? [])
+        this.sourceStops.push(source((ref) => this.add(c, ref, { kind: 'mapped' })));
+    }
     try {
       await this.shards.tick();
       await this.relist(true);
@@ -141,6 +147,7 @@ export class ControllerManager {
       this.running = false;
       this.unsubscribe();
       this.unsubscribe = undefined;
+      this.stopSources();
       await this.shards.releaseAll();
       throw err;
     }
@@ -172,6 +179,7 @@ export class ControllerManager {
     this.timers = [];
     this.unsubscribe?.();
     this.unsubscribe = undefined;
+    this.stopSources();
     for (const c of this.controllers.values()) {
       c.q.cancelAllTimers();
       c.q.clearQueued();
@@ -215,6 +223,10 @@ export class ControllerManager {
       }
       await new Promise<void>((resolve) => this.waiters.push(resolve));
     }
+  }
+
+  private stopSources(): void {
+    for (const stop of this.sourceStops.splice(0)) stop();
   }
 
   /** Enqueue a key by hand (also wakes a key parked by a terminal error). */

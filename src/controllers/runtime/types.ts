@@ -35,6 +35,14 @@ export interface WatchSpec {
   view?: ObjectView;
 }
 
+/**
+ * Changes from outside the store that concern primary objects (a workload cluster's node watch
+ * telling which machine's node changed): the manager calls it once when it starts, with the
+ * function that enqueues a key, and calls what it returns when it stops. A source channel, in
+ * controller-runtime's terms.
+ */
+export type EventSource = (enqueue: (ref: ObjectRef) => void) => () => void;
+
 /** The fields of an object a reconciler depends on, as a JSON value. */
 export type ObjectView = (obj: ApiObject) => unknown;
 
@@ -51,6 +59,8 @@ export interface Reconciler {
   type: TypeKey;
   /** Other kinds whose changes enqueue primary objects (e.g. owner refs, label lookups). */
   watches?: WatchSpec[];
+  /** Changes from outside the store that enqueue primary objects. */
+  sources?: EventSource[];
   /**
    * The part of its own object the reconciler reads, when its own status writes (or others')
    * need not wake it: changes of the primary object that leave this equal are skipped.
