@@ -408,7 +408,7 @@ describe('an emulated workload cluster', () => {
     assert.equal(await c.getNode('prod-md-y1'), undefined);
   });
 
-  test("the node watch tells which node joined, changed readiness or left; a cordon or a heartbeat is not news", async () => {
+  test('the node watch tells which node joined, changed readiness or left; a cordon or a heartbeat is not news', async () => {
     const servers: Socket[] = [];
     const onSocket = (m: unknown) => servers.push((m as { socket: Socket }).socket);
     diagnostics.subscribe('net.server.socket', onSocket);

@@ -33,17 +33,19 @@ interface Entry {
    * Each node as last reported to the change listeners, with its {@link nodeSignature}; from the
    * first list on (that list itself is not reported: whoever read it is looking already).
    */
-  seen?: Map<string, { node: WorkloadNode; signature: string }>;
+  seen?: Map<string, SeenNode>;
+}
+
+interface SeenNode {
+  node: WorkloadNode;
+  signature: string;
 }
 
 /**
  * A node of `cluster` joined, left, or changed what its Machine mirrors from it (provider ID,
  * readiness, kubelet version).
  */
-export type NodeChangeListener = (
-  cluster: { namespace: string; name: string },
-  node: WorkloadNode,
-) => void;
+export type NodeChangeListener = (cluster: { namespace: string; name: string }, node: WorkloadNode) => void;
 
 /**
  * The nodes of each workload cluster, shared by every machine of a cluster, kept current the
@@ -207,7 +209,7 @@ export class NodeSnapshots {
   /** Report the nodes a list finds changed, joined or gone since the last report. */
   private noteList(cluster: { namespace: string; name: string }, e: Entry, snap: NodeSnapshot): void {
     const first = e.seen === undefined;
-    const seen = (e.seen ??= new Map());
+    const seen = (e.seen ??= new Map<string, SeenNode>());
     const changed: WorkloadNode[] = [];
     for (const [name, was] of seen) {
       if (!snap.byName.has(name)) {
@@ -231,7 +233,7 @@ export class NodeSnapshots {
     type: 'ADDED' | 'MODIFIED' | 'DELETED',
     node: WorkloadNode,
   ): void {
-    const seen = (e.seen ??= new Map());
+    const seen = (e.seen ??= new Map<string, SeenNode>());
     const name = node.metadata.name;
     if (type === 'DELETED') {
       if (!seen.delete(name)) return;
