@@ -28,6 +28,10 @@ class CountingStore extends SqliteStore {
     this.gets++;
     return super.get<T>(type, namespace, name);
   }
+  override getByUid<T extends AnyObject = ApiObject>(type: TypeKey, uid: string) {
+    this.gets++;
+    return super.getByUid<T>(type, uid);
+  }
 }
 
 async function withReads(fn: (store: CountingStore, reads: CachedReads) => Promise<void>): Promise<void> {
@@ -49,6 +53,23 @@ test('cached reads: a cached kind is read from the cache, with every write made 
     assert.deepEqual(read?.spec, grown.spec);
     await store.delete(CapiTypes.Machine, 'p1', 'm1');
     assert.equal(await reads.get(CapiTypes.Machine, 'p1', 'm1'), undefined);
+    assert.equal(store.gets, 0, 'no read of a cached kind reached the store');
+  });
+});
+
+test('cached reads: a read by uid of a cached kind comes from the cache; a deleted or replaced object is not found by its old uid', async () => {
+  await withReads(async (store, reads) => {
+    const made = await store.create(machine('m1'));
+    assert.equal((await reads.getByUid(CapiTypes.Machine, made.metadata.uid))?.metadata.name, 'm1');
+    const grown = await store.update({ ...made, spec: { ...made.spec, replicas: 2 } });
+    const read = await reads.getByUid<typeof grown>(CapiTypes.Machine, made.metadata.uid);
+    assert.equal(read?.metadata.resourceVersion, grown.metadata.resourceVersion);
+    await store.delete(CapiTypes.Machine, 'p1', 'm1');
+    assert.equal(await reads.getByUid(CapiTypes.Machine, made.metadata.uid), undefined);
+    const again = await store.create(machine('m1'));
+    assert.equal(await reads.getByUid(CapiTypes.Machine, made.metadata.uid), undefined);
+    assert.equal((await reads.getByUid(CapiTypes.Machine, again.metadata.uid))?.metadata.name, 'm1');
+    assert.equal(await reads.getByUid(CapiTypes.Machine, 'no-such-uid'), undefined);
     assert.equal(store.gets, 0, 'no read of a cached kind reached the store');
   });
 });

@@ -10,8 +10,9 @@ import type {
 import type { ObjectCache } from './object-cache.ts';
 
 /**
- * The store as the reconcilers see it: `get` of a kind the object cache holds is answered from
- * the cache (what controller-runtime's cached client does), everything else goes to the store.
+ * The store as the reconcilers see it: `get` and `getByUid` of a kind the object cache holds
+ * are answered from the cache (what controller-runtime's cached client does), everything else
+ * goes to the store.
  *
  * Every reconcile reads its own object and its cluster, often its owner and infrastructure too:
  * about four thousand reads per cluster built. From the store, each is a query and a JSON parse
@@ -50,7 +51,7 @@ export class CachedReads implements ObjectStore {
   }
 
   getByUid<T extends AnyObject = ApiObject>(type: TypeKey, uid: string): Promise<T | undefined> {
-    return this.store.getByUid<T>(type, uid);
+    return this.cache.holds(type) ? this.cache.getByUid<T>(type, uid) : this.store.getByUid<T>(type, uid);
   }
 
   list<T extends AnyObject = ApiObject>(type: TypeKey, options?: ListOptions): Promise<ListResult<T>> {

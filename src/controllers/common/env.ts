@@ -40,6 +40,8 @@ export const CACHED_TYPES = [
   CapiTypes.OpenStackMachineTemplate,
   CapiTypes.KubeadmConfigTemplate,
   MagnumTypes.NodeGroup,
+  MagnumTypes.Cluster,
+  MagnumTypes.ClusterTemplate,
 ] as const;
 
 /** Build the shared environment over a store. */

@@ -9,7 +9,8 @@ import {
 import type { AnyObject, ObjectStore } from '../../store/index.ts';
 
 /**
- * A read cache of the Cluster API objects the controllers list by cluster and by owner, fed by
+ * A read cache of the objects the controllers read on every pass (the Cluster API kinds they list
+ * by cluster and by owner, the Magnum clusters, node groups and templates), fed by
  * the store's revision feed (what controller-runtime calls an informer cache). Label-selector
  * lists in the store scan a whole namespace; with a thousand clusters in one project that makes
  * every reconcile O(all machines). The cache answers "the machines of cluster X" from an index.
@@ -28,6 +29,8 @@ export class ObjectCache {
   private readonly byOwner = new Map<TypeKey, Map<string, Map<string, ApiObject>>>();
   /** type → "ns/name" → object */
   private readonly all = new Map<TypeKey, Map<string, ApiObject>>();
+  /** type → uid → object */
+  private readonly byUid = new Map<TypeKey, Map<string, ApiObject>>();
 
   constructor(
     private readonly store: ObjectStore,
@@ -37,6 +40,7 @@ export class ObjectCache {
       this.byCluster.set(t, new Map());
       this.byOwner.set(t, new Map());
       this.all.set(t, new Map());
+      this.byUid.set(t, new Map());
     }
   }
 
@@ -65,6 +69,12 @@ export class ObjectCache {
   async get<T extends AnyObject>(type: TypeKey, namespace: string, name: string): Promise<T | undefined> {
     await this.sync();
     return this.all.get(type)?.get(`${namespace}/${name}`) as T | undefined;
+  }
+
+  /** One object of a cached type by its uid, as the store's `getByUid` would return it. */
+  async getByUid<T extends AnyObject>(type: TypeKey, uid: string): Promise<T | undefined> {
+    await this.sync();
+    return this.byUid.get(type)?.get(uid) as T | undefined;
   }
 
   /** Objects of `type` in `namespace` belonging to CAPI cluster `clusterName`. */
@@ -131,6 +141,7 @@ export class ObjectCache {
       this.byCluster.get(t)!.clear();
       this.byOwner.get(t)!.clear();
       this.all.get(t)!.clear();
+      this.byUid.get(t)!.clear();
       let cont: string | undefined;
       do {
         const page = await this.store.list(t, { limit: 2000, ...(cont ? { continue: cont } : {}) });
@@ -153,6 +164,7 @@ export class ObjectCache {
     if (prev && Number(prev.metadata.resourceVersion) > Number(obj.metadata.resourceVersion)) return;
     if (prev) this.unindex(type, prev);
     all.set(id, obj);
+    this.byUid.get(type)!.set(obj.metadata.uid, obj);
     const cluster = clusterOf(obj);
     const cmap = this.byCluster.get(type)!;
     const ckey = `${obj.metadata.namespace}/${cluster}`;
@@ -180,6 +192,8 @@ export class ObjectCache {
 
   private unindex(type: TypeKey, prev: ApiObject): void {
     const id = `${prev.metadata.namespace}/${prev.metadata.name}`;
+    const uids = this.byUid.get(type)!;
+    if (uids.get(prev.metadata.uid) === prev) uids.delete(prev.metadata.uid);
     const ckey = `${prev.metadata.namespace}/${clusterOf(prev)}`;
     const cmap = this.byCluster.get(type)!;
     const c = cmap.get(ckey);
