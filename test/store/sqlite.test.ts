@@ -418,6 +418,30 @@ test('sqlite: entries another connection wrote are read from the file, and a ref
   });
 });
 
+test('sqlite: a feed read over a connection’s own writes and another’s in between lists every entry once, in order', async () => {
+  await withTwoConnections('interleaved', async (a, b) => {
+    const a1 = await a.create(widget('a1', 1));
+    const b1 = await b.create(widget('b1', 2));
+    const a2 = await a.create(widget('a2', 3));
+    const a3 = await a.update({ ...a2, spec: { size: 4 } });
+    const rv = (o: { metadata: { resourceVersion: string } }) => Number(o.metadata.resourceVersion);
+    const names = (events: { revision: number; type: string; object: { metadata: { name: string } } }[]) =>
+      events.map((e) => `${e.revision} ${e.type} ${e.object.metadata.name}`);
+    const all = [`${rv(a1)} ADDED a1`, `${rv(b1)} ADDED b1`, `${rv(a2)} ADDED a2`, `${rv(a3)} MODIFIED a2`];
+    assert.deepEqual(names(await a.changes(0)), all, 'the other connection’s entry in between');
+    assert.deepEqual(names(await b.changes(0)), all);
+    assert.deepEqual(names(await a.changes(rv(b1))), all.slice(2), 'only its own writes after that');
+    assert.deepEqual(names(await a.changes(rv(b1), { limit: 1 })), all.slice(2, 3));
+    assert.deepEqual(names(await a.changes(rv(a3))), [], 'nothing after the head');
+    assert.deepEqual(names(await a.changes(rv(b1), { types: ['Other.test.magnetar.io'] })), []);
+    // the other connection writes again: a read from a's last write finds it
+    const b2 = await b.create(widget('b2', 5));
+    assert.deepEqual(names(await a.changes(rv(a3))), [`${rv(b2)} ADDED b2`]);
+    const a4 = await a.create(widget('a4', 6));
+    assert.deepEqual(names(await a.changes(rv(a3))), [`${rv(b2)} ADDED b2`, `${rv(a4)} ADDED a4`]);
+  });
+});
+
 test('sqlite: a revision a refused batch gave back and another connection then wrote is read as that connection wrote it', async () => {
   await withTwoConnections('given-back', async (a, b) => {
     await b.create(widget('first', 1));

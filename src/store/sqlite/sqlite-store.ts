@@ -114,6 +114,12 @@ export class SqliteStore implements ObjectStore {
   private readonly checkpointer: BackgroundCheckpointer | undefined;
   /** See {@link DECODED_FEED_ENTRIES}. */
   private readonly decoded = new Map<number, ApiObject>();
+  /**
+   * The type and event of the feed entries this connection wrote, by revision, as many as
+   * {@link decoded} keeps: where they cover a reader's whole range, `changes` answers without a
+   * query (see {@link ownChanges}).
+   */
+  private readonly written = new Map<number, { type: TypeKey; event: WatchEvent['type'] }>();
   /** See {@link SqliteStoreOptions.feed}. */
   private readonly feed: boolean;
 
@@ -266,8 +272,19 @@ export class SqliteStore implements ObjectStore {
     const data = JSON.stringify(obj);
     this.stmts.insert.run(type, m.namespace, m.name, m.uid, rev, rev, data);
     this.indexLabels(rev, type, m.labels);
-    if (this.feed) this.stmts.feed.run(rev, type, 'ADDED', data);
+    if (this.feed) this.recordFeed(rev, type, 'ADDED', data);
     return this.remember(rev, obj);
+  }
+
+  private recordFeed(rev: number, type: TypeKey, event: WatchEvent['type'], data: string): void {
+    this.stmts.feed.run(rev, type, event, data);
+    this.written.set(rev, { type, event });
+    if (this.written.size > DECODED_FEED_ENTRIES) {
+      for (const r of this.written.keys()) {
+        this.written.delete(r);
+        if (this.written.size <= DECODED_FEED_ENTRIES * 0.75) break;
+      }
+    }
   }
 
   /** The label index rows of one object (the object's `seq` never changes while it exists). */
@@ -300,7 +317,7 @@ export class SqliteStore implements ObjectStore {
     if (removed) {
       // the delete trigger drops the object's label rows
       this.stmts.remove.run(type, m.namespace, m.name);
-      if (this.feed) this.stmts.feed.run(rev, type, 'DELETED', data);
+      if (this.feed) this.recordFeed(rev, type, 'DELETED', data);
       this.remember(rev, object);
       return undefined;
     }
@@ -309,7 +326,7 @@ export class SqliteStore implements ObjectStore {
       this.stmts.labelsRemove.run(stored.seq);
       this.indexLabels(stored.seq, type, m.labels);
     }
-    if (this.feed) this.stmts.feed.run(rev, type, 'MODIFIED', data);
+    if (this.feed) this.recordFeed(rev, type, 'MODIFIED', data);
     return this.remember(rev, object);
   }
 
@@ -625,6 +642,12 @@ export class SqliteStore implements ObjectStore {
         code: 'Expired',
       });
     }
+    const own = this.ownChanges(afterRevision, types, limit);
+    if (own) {
+      const lastOwn = own.at(-1);
+      if (lastOwn) this.knownRevision = Math.max(this.knownRevision, lastOwn.revision);
+      return own;
+    }
     const events = this.db.transaction((): WatchEvent[] => {
       const compacted = this.stmts.compacted.get()!.value;
       if (afterRevision < compacted) {
@@ -643,6 +666,33 @@ export class SqliteStore implements ObjectStore {
     return events;
   }
 
+  /**
+   * The changes after `afterRevision` from this connection's own writes, when they are every
+   * revision from there on (up to `limit` entries, or up to the head): the common case of one
+   * process whose readers follow its own writes. Undefined when another connection's entry, or
+   * one no longer kept or compacted here, comes first: the feed table answers then. (Another
+   * connection's compaction is not seen here: entries kept from before it are still listed,
+   * complete and in order, instead of an Expired.)
+   */
+  private ownChanges(
+    afterRevision: number,
+    types: TypeKey[] | undefined,
+    limit: number,
+  ): WatchEvent[] | undefined {
+    const wanted = types && types.length > 0 ? new Set(types) : undefined;
+    const out: WatchEvent[] = [];
+    let r = afterRevision + 1;
+    for (; out.length < limit; r++) {
+      const w = this.written.get(r);
+      if (!w) break;
+      const object = this.decoded.get(r);
+      if (!object) return undefined;
+      if (!wanted || wanted.has(w.type)) out.push({ revision: r, type: w.event, object });
+    }
+    if (out.length < limit && r <= this.head()) return undefined;
+    return out;
+  }
+
   /** Read and decode the feed entry at `revision` (see {@link DECODED_FEED_ENTRIES}). */
   private decodeEntry(revision: number): ApiObject {
     return this.remember(revision, parseStoredJson<ApiObject>(this.stmts.feedEntry.get(revision)!.data));
@@ -654,7 +704,10 @@ export class SqliteStore implements ObjectStore {
    */
   private forget(from: number | undefined, to: number | undefined): void {
     if (from === undefined || to === undefined) return;
-    for (let r = from + 1; r <= to; r++) this.decoded.delete(r);
+    for (let r = from + 1; r <= to; r++) {
+      this.decoded.delete(r);
+      this.written.delete(r);
+    }
   }
 
   /** Keep `object` frozen as the feed entry at `revision` (see {@link DECODED_FEED_ENTRIES}). */
@@ -683,6 +736,11 @@ export class SqliteStore implements ObjectStore {
         .prepare(`UPDATE meta SET value = max(value, ?) WHERE key = 'compacted'`)
         .run(beforeRevision - 1);
     })();
+    // a reader from before the mark must hear that it is Expired, from the feed table
+    for (const r of this.written.keys()) {
+      if (r >= beforeRevision) break;
+      this.written.delete(r);
+    }
   }
 
   async acquireLease(name: string, holder: string, ttlMs: number, nowMs: number): Promise<boolean> {
