@@ -120,6 +120,11 @@ export interface ObjectStore {
   /** The latest revision written. */
   currentRevision(): Promise<number>;
   /**
+   * What {@link currentRevision} would answer, without waiting: for an engine that can tell at
+   * once (SQLite, in process). Absent where finding out takes a round trip.
+   */
+  currentRevisionNow?(): number;
+  /**
    * Feed entries with revision > `afterRevision`, oldest first, at most `limit` (@default 1000).
    * Throws ConflictError(code `Expired`) when entries after that revision were compacted away.
    */

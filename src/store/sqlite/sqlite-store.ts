@@ -613,6 +613,10 @@ export class SqliteStore implements ObjectStore {
    * moment later; nothing this process has seen or written is ever missing from the answer.
    */
   async currentRevision(): Promise<number> {
+    return this.currentRevisionNow();
+  }
+
+  currentRevisionNow(): number {
     if (!this.revisionFresh) {
       this.knownRevision = Math.max(this.knownRevision, this.stmts.curRev.get()!.value);
       this.revisionFresh = true;
