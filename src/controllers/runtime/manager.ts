@@ -79,8 +79,12 @@ export class ControllerManager {
   private readonly coalescing = new Map<string, () => void>();
   /** Timers of the resync slices still to come (see spread). */
   private readonly resyncSlices = new Set<() => void>();
-  /** Last view seen per (controller, watch, object), for watches and reconcilers with a view. */
-  private readonly views = new Map<string, unknown>();
+  /**
+   * Last view seen per view function and object, for watches and reconcilers with a view.
+   * Controllers that read an object the same way share one function (see views.ts): its view of
+   * each event is computed and compared once, however many watch with it.
+   */
+  private readonly views = new Map<ObjectView, Map<string, unknown>>();
 
   constructor(options: ManagerOptions) {
     this.store = options.store;
@@ -544,15 +548,25 @@ export class ControllerManager {
 
   private async dispatch(ev: WatchEvent): Promise<void> {
     const type = typeOf(ev.object);
+    const m = ev.object.metadata;
+    const key = `${type}\0${m.namespace}\0${m.name}`;
+    const verdicts = new Map<ObjectView, boolean>();
+    const changed = (view: ObjectView | undefined): boolean => {
+      if (!view) return true;
+      let verdict = verdicts.get(view);
+      if (verdict === undefined) {
+        verdict = this.viewChanged(view, key, ev);
+        verdicts.set(view, verdict);
+      }
+      return verdict;
+    };
     for (const c of this.controllers.values()) {
-      if (c.r.type === type && this.viewChanged(c.r.name, c.r.view, ev)) {
-        const ref = { namespace: ev.object.metadata.namespace, name: ev.object.metadata.name };
+      if (c.r.type === type && changed(c.r.view)) {
+        const ref = { namespace: m.namespace, name: m.name };
         this.add(c, ref, { kind: 'object', object: ev.object, deleted: ev.type === 'DELETED' });
       }
-      const watches = c.r.watches ?? [];
-      for (let i = 0; i < watches.length; i++) {
-        const w = watches[i]!;
-        if (w.type !== type || !this.viewChanged(`${c.r.name}#${i}`, w.view, ev)) continue;
+      for (const w of c.r.watches ?? []) {
+        if (w.type !== type || !changed(w.view)) continue;
         let refs: ObjectRef[];
         try {
           refs = await w.map(ev.object);
@@ -569,18 +583,17 @@ export class ControllerManager {
    * Whether an event changes what a view reads. Additions and deletions always count; so does
    * the first change this process sees of an object (it has no earlier view to compare with).
    */
-  private viewChanged(slot: string, view: ObjectView | undefined, ev: WatchEvent): boolean {
-    if (!view) return true;
-    const m = ev.object.metadata;
-    const key = `${slot}\0${m.namespace}\0${m.name}`;
+  private viewChanged(view: ObjectView, key: string, ev: WatchEvent): boolean {
+    let byObject = this.views.get(view);
+    if (!byObject) this.views.set(view, (byObject = new Map<string, unknown>()));
     if (ev.type === 'DELETED') {
-      this.views.delete(key);
+      byObject.delete(key);
       return true;
     }
     const next = view(ev.object);
-    const had = this.views.has(key);
-    const prev = this.views.get(key);
-    this.views.set(key, next);
+    const had = byObject.has(key);
+    const prev = byObject.get(key);
+    byObject.set(key, next);
     return ev.type === 'ADDED' || !had || !sameJson(prev, next);
   }
 }
