@@ -504,6 +504,47 @@ describe('controller runtime: watches and resync', () => {
     assert.equal(rec.count('p1/a'), 4, 'the part was deleted');
   });
 
+  test('controllers that watch with one view function each hear of a change inside it, and neither of one outside', async () => {
+    const store = memoryStore();
+    const clock = new ManualClock();
+    const colour = (o: ApiObject) => (o.status as { colour?: string }).colour ?? null;
+    const watches = [{ type: PART, map: ownerRefsMapper(WIDGET), view: colour }];
+    const first = recorder(async () => undefined, { watches, view: colour });
+    const second = recorder(async () => undefined, { name: 'gadget', watches });
+    const m = manager(store, clock);
+    m.register(first.reconciler);
+    m.register(second.reconciler);
+    await m.start();
+    const a = await store.create(widget('a'));
+    let part = await store.create({
+      apiVersion: API,
+      kind: 'Part',
+      metadata: {
+        name: 'wheel',
+        namespace: 'p1',
+        ownerReferences: [{ apiVersion: API, kind: 'Widget', name: 'a', uid: a.metadata.uid }],
+      },
+      spec: {},
+    });
+    await m.waitIdle();
+    const counts = () => [first.count('p1/a'), second.count('p1/a')];
+    const before = counts();
+    part = await store.updateStatus({ ...part, status: { counter: 1 } });
+    await m.waitIdle();
+    assert.deepEqual(counts(), before, 'outside the view: neither');
+    await store.updateStatus({ ...part, status: { counter: 2, colour: 'red' } });
+    await m.waitIdle();
+    assert.deepEqual(
+      counts(),
+      before.map((n) => n + 1),
+      'inside the view: both, although the first computed it',
+    );
+    const widgetNow = (await store.get(WIDGET, 'p1', 'a'))!;
+    await store.updateStatus({ ...widgetNow, status: { colour: 'blue' } });
+    await m.waitIdle();
+    assert.equal(first.count('p1/a'), before[0]! + 2, 'the same function as its own view, on another kind');
+  });
+
   test('a reconciler with a view of its own kind skips its own status-only writes', async () => {
     const store = memoryStore();
     const clock = new ManualClock();
