@@ -256,6 +256,39 @@ void test('a control plane machine waiting for Octavia to apply its member polls
   }
 });
 
+void test('a control plane machine whose member Octavia applies quickly is ready soon after, not a full poll interval later', async () => {
+  // the fixture polls at most every second; this cloud applies a change in 300 ms
+  const f = await startInfra({ latencyMs: 300 });
+  try {
+    await addKeypair(f);
+    await provisionedCluster(f, 'c10');
+    await applyMachine(f, 'c10', 'c10-cp-1', { controlPlane: true, az: 'AZ-1' });
+    const osm = await f.until('the machine to be ready', async () => {
+      const o = await f.store.get<OpenStackMachineObject>(
+        CapiTypes.OpenStackMachine,
+        f.projectId,
+        'c10-cp-1',
+      );
+      return o?.status.ready ? o : undefined;
+    });
+    // the wait for the member starts when the server is ready and the member is asked for
+    const waiting = (await f.store.changes(0, { types: [CapiTypes.OpenStackMachine] }))
+      .map((e) =>
+        (e.object as OpenStackMachineObject).status.conditions?.find(
+          (c) => c.type === 'APIServerIngressReady',
+        ),
+      )
+      .find((c) => c?.reason === 'WaitingForLoadBalancer');
+    assert.ok(waiting, 'it waited for its member');
+    const ready = osm.status.conditions!.find((c) => c.type === 'Ready')!;
+    const waitedMs = Date.parse(ready.lastTransitionTime) - Date.parse(waiting.lastTransitionTime);
+    assert.ok(waitedMs >= 300, `not before Octavia applied the member (${waitedMs} ms)`);
+    assert.ok(waitedMs < 700, `ready ${waitedMs} ms after its member was added`);
+  } finally {
+    await f.close();
+  }
+});
+
 void test('a worker with a boot volume boots from it, and the volume goes with the machine', async () => {
   const f = await startInfra();
   try {
