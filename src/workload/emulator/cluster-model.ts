@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import {
   applyPatch,
   cloneJson,
+  sameJson,
   kubeStatus,
   NotFoundError,
   type Clock,
@@ -168,6 +169,14 @@ export class ClusterModel {
     return [...this.nodes.values()].map((n) => cloneJson(n));
   }
 
+  /** Each node's name and the machine it was made for (its annotation), without copying the nodes. */
+  nodeMachines(): { node: string; machine: string | undefined }[] {
+    return [...this.nodes.values()].map((n) => ({
+      node: n.metadata.name!,
+      machine: n.metadata.annotations?.['cluster.x-k8s.io/machine'],
+    }));
+  }
+
   /**
    * `GET /api/v1/nodes` without selectors, as JSON text: what Magnetar's own health probe asks
    * every cluster for once a minute, so it is rendered once per resource version (as a real API
@@ -257,11 +266,7 @@ export class ClusterModel {
       ...input.addresses.filter((a) => a.type !== 'Hostname'),
       { type: 'Hostname', address: input.name },
     ];
-    if (
-      JSON.stringify(labels) === JSON.stringify(node.metadata.labels) &&
-      JSON.stringify(addresses) === JSON.stringify(node.status.addresses)
-    )
-      return;
+    if (sameJson(labels, node.metadata.labels) && sameJson(addresses, node.status.addresses)) return;
     node.metadata.labels = labels;
     node.status.addresses = addresses;
     this.emit('MODIFIED', node);

@@ -388,11 +388,10 @@ export class WorkloadEmulator {
       liveNames.add(m.metadata.name);
       await this.reconcileMachine(emu, m);
     }
-    for (const node of emu.model.listNodes()) {
-      const machine = node.metadata.annotations?.['cluster.x-k8s.io/machine'];
+    for (const { node, machine } of emu.model.nodeMachines()) {
       if (!machine || !liveNames.has(machine)) {
-        emu.model.removeNode(node.metadata.name!);
-        this.log.debug({ cluster: key, node: node.metadata.name }, 'emulated node removed with its machine');
+        emu.model.removeNode(node);
+        this.log.debug({ cluster: key, node }, 'emulated node removed with its machine');
       }
     }
     for (const n of [...emu.deletedNodes]) {
