@@ -148,3 +148,45 @@ test('cached reads: the engine\u2019s reconcilers, and the manager\u2019s read o
     });
   });
 });
+
+test('object cache: the by-cluster and by-owner indexes follow updates, moves between clusters and owners, and deletes', async () => {
+  const store = new SqliteStore({ path: ':memory:' });
+  try {
+    const cache = new ObjectCache(store, [CapiTypes.Machine]);
+    const owner = (uid: string) => [
+      { apiVersion: 'cluster.x-k8s.io/v1beta2', kind: 'MachineSet', name: uid, uid },
+    ];
+    const made = await store.create({
+      ...machine('m1'),
+      metadata: { ...machine('m1').metadata, ownerReferences: owner('set-a') },
+    });
+    const names = async (cluster: string) =>
+      (await cache.listByCluster<ApiObject>(CapiTypes.Machine, 'p1', cluster)).map((m) => m.metadata.name);
+    const owned = async (uid: string) =>
+      (await cache.listByOwner<ApiObject>(CapiTypes.Machine, uid)).map((m) => m.metadata.resourceVersion);
+    assert.deepEqual(await names('c1'), ['m1']);
+
+    // an update in place: one entry, the new version, under each index
+    const grown = await store.update({ ...made, spec: { ...made.spec, replicas: 2 } });
+    assert.deepEqual(await owned('set-a'), [grown.metadata.resourceVersion]);
+    const [inCluster] = await cache.listByCluster<typeof grown>(CapiTypes.Machine, 'p1', 'c1');
+    assert.equal(inCluster?.spec.replicas, 2);
+
+    // moved to another cluster and owner: gone from the old keys, found under the new ones
+    const moved = await store.update({
+      ...grown,
+      metadata: {
+        ...grown.metadata,
+        labels: { 'cluster.x-k8s.io/cluster-name': 'c2' },
+        ownerReferences: owner('set-b'),
+      },
+    });
+    assert.deepEqual([await names('c1'), await names('c2')], [[], ['m1']]);
+    assert.deepEqual([await owned('set-a'), await owned('set-b')], [[], [moved.metadata.resourceVersion]]);
+
+    await store.delete(CapiTypes.Machine, 'p1', 'm1');
+    assert.deepEqual([await names('c2'), await owned('set-b')], [[], []]);
+  } finally {
+    await store.close();
+  }
+});

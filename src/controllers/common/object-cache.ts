@@ -173,6 +173,18 @@ export class ObjectCache {
     const id = `${obj.metadata.namespace}/${obj.metadata.name}`;
     const prev = all.get(id);
     if (prev && Number(prev.metadata.resourceVersion) > Number(obj.metadata.resourceVersion)) return;
+    if (prev && sameIndexKeys(prev, obj)) {
+      // the usual update: same cluster, same owners; each index entry takes the new version
+      all.set(id, obj);
+      this.byUid.get(type)!.set(obj.metadata.uid, obj);
+      this.byCluster
+        .get(type)!
+        .get(`${obj.metadata.namespace}/${clusterOf(obj)}`)
+        ?.set(obj.metadata.name, obj);
+      const omap = this.byOwner.get(type)!;
+      for (const ref of obj.metadata.ownerReferences) omap.get(ref.uid)?.set(id, obj);
+      return;
+    }
     if (prev) this.unindex(type, prev);
     all.set(id, obj);
     this.byUid.get(type)!.set(obj.metadata.uid, obj);
@@ -226,6 +238,16 @@ export class ObjectCache {
 function keyOf(obj: ApiObject): TypeKey {
   const slash = obj.apiVersion.indexOf('/');
   return slash < 0 ? obj.kind : `${obj.kind}.${obj.apiVersion.slice(0, slash)}`;
+}
+
+/** Whether two versions of one object sit under the same index keys (uid, cluster, owners). */
+function sameIndexKeys(a: ApiObject, b: ApiObject): boolean {
+  if (a.metadata.uid !== b.metadata.uid || clusterOf(a) !== clusterOf(b)) return false;
+  const x = a.metadata.ownerReferences;
+  const y = b.metadata.ownerReferences;
+  if (x.length !== y.length) return false;
+  for (let i = 0; i < x.length; i++) if (x[i]!.uid !== y[i]!.uid) return false;
+  return true;
 }
 
 /** The cluster an object belongs to: CAPI cluster name, else the Magnum cluster uuid (node groups). */

@@ -128,7 +128,17 @@ export function withOwnerRef<T extends AnyObject>(obj: T, ref: OwnerReference): 
   return { ...obj, metadata: { ...obj.metadata, ownerReferences: [...others, ref] } };
 }
 
-/** ISO time string of a clock reading. */
+let lastIsoMs = Number.NaN;
+let lastIso = '';
+
+/**
+ * ISO time string of a clock reading. The last one is kept: a reconcile stamps each condition it
+ * builds with the same reading, and so do the reconciles of one moment.
+ */
 export function iso(ms: number): string {
-  return new Date(ms).toISOString();
+  if (ms !== lastIsoMs) {
+    lastIso = new Date(ms).toISOString();
+    lastIsoMs = ms;
+  }
+  return lastIso;
 }
