@@ -127,10 +127,7 @@ export class KubeHttp {
       maxFreeSockets: 4,
       timeout: IDLE_SOCKET_MS,
       scheduling: 'lifo',
-      // No TLS session resumption: a connection is opened once and kept, and restoring a cached
-      // session (certificates included) cost the client more CPU than the full handshake it
-      // saves with the clusters' ECDSA keys.
-      maxCachedSessions: 0,
+      maxCachedSessions: 4,
       secureContext,
     });
     this.timeoutMs = options.timeoutMs ?? 10_000;
