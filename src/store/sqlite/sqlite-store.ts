@@ -68,6 +68,18 @@ interface ObjectRow {
  */
 const DECODED_FEED_ENTRIES = 16_384;
 
+/**
+ * Past {@link DECODED_FEED_ENTRIES} revisions kept, drop the quarter kept longest (a Map iterates
+ * in insertion order): readers are near the head.
+ */
+function keepNewest(byRevision: Map<number, unknown>): void {
+  if (byRevision.size <= DECODED_FEED_ENTRIES) return;
+  for (const r of byRevision.keys()) {
+    byRevision.delete(r);
+    if (byRevision.size <= DECODED_FEED_ENTRIES * 0.75) break;
+  }
+}
+
 /** A write done in the open transaction, waiting for its commit to report its outcome. */
 interface WaitingWrite {
   ok: boolean;
@@ -279,12 +291,7 @@ export class SqliteStore implements ObjectStore {
   private recordFeed(rev: number, type: TypeKey, event: WatchEvent['type'], data: string): void {
     this.stmts.feed.run(rev, type, event, data);
     this.written.set(rev, { type, event });
-    if (this.written.size > DECODED_FEED_ENTRIES) {
-      for (const r of this.written.keys()) {
-        this.written.delete(r);
-        if (this.written.size <= DECODED_FEED_ENTRIES * 0.75) break;
-      }
-    }
+    keepNewest(this.written);
   }
 
   /** The label index rows of one object (the object's `seq` never changes while it exists). */
@@ -717,13 +724,7 @@ export class SqliteStore implements ObjectStore {
   /** Keep `object` frozen as the feed entry at `revision` (see {@link DECODED_FEED_ENTRIES}). */
   private remember(revision: number, object: ApiObject): ApiObject {
     this.decoded.set(revision, deepFreeze(object));
-    if (this.decoded.size > DECODED_FEED_ENTRIES) {
-      // the oldest decoded first: readers are near the head
-      for (const r of this.decoded.keys()) {
-        this.decoded.delete(r);
-        if (this.decoded.size <= DECODED_FEED_ENTRIES * 0.75) break;
-      }
-    }
+    keepNewest(this.decoded);
     return object;
   }
 
