@@ -36,6 +36,22 @@ function widget(name: string, size = 1, namespace = 'p1'): NewObject<Widget['spe
 }
 
 /** Everything a test opened, closed afterwards. */
+/** A Part in p1 owned by `owner` (a widget as the store returned it). */
+function partOf(owner: ApiObject, name = 'wheel'): NewObject<Record<string, never>, Record<string, unknown>> {
+  return {
+    apiVersion: API,
+    kind: 'Part',
+    metadata: {
+      name,
+      namespace: 'p1',
+      ownerReferences: [
+        { apiVersion: API, kind: 'Widget', name: owner.metadata.name, uid: owner.metadata.uid },
+      ],
+    },
+    spec: {},
+  };
+}
+
 const cleanups: (() => Promise<void>)[] = [];
 /** Gates are opened first, so a failed test never leaves a reconcile (and its manager's stop) hanging. */
 const gates: (() => void)[] = [];
@@ -385,16 +401,7 @@ describe('controller runtime: retries', () => {
     m.enqueue('widget', { namespace: 'p1', name: 'a' });
     await m.waitIdle();
     assert.equal(rec.count('p1/a'), 2);
-    await store.create({
-      apiVersion: API,
-      kind: 'Part',
-      metadata: {
-        name: 'part',
-        namespace: 'p1',
-        ownerReferences: [{ apiVersion: API, kind: 'Widget', name: 'a', uid: a.metadata.uid }],
-      },
-      spec: {},
-    });
+    await store.create(partOf(a, 'part'));
     await m.waitIdle();
     assert.equal(rec.count('p1/a'), 3);
   });
@@ -480,16 +487,7 @@ describe('controller runtime: watches and resync', () => {
     await m.start();
     const a = await store.create(widget('a'));
     await m.waitIdle();
-    let part = await store.create({
-      apiVersion: API,
-      kind: 'Part',
-      metadata: {
-        name: 'wheel',
-        namespace: 'p1',
-        ownerReferences: [{ apiVersion: API, kind: 'Widget', name: 'a', uid: a.metadata.uid }],
-      },
-      spec: {},
-    });
+    let part = await store.create(partOf(a));
     await m.waitIdle();
     assert.equal(rec.count('p1/a'), 2, 'the part was added');
     part = await store.updateStatus({ ...part, status: { counter: 1 } });
@@ -516,16 +514,7 @@ describe('controller runtime: watches and resync', () => {
     m.register(second.reconciler);
     await m.start();
     const a = await store.create(widget('a'));
-    let part = await store.create({
-      apiVersion: API,
-      kind: 'Part',
-      metadata: {
-        name: 'wheel',
-        namespace: 'p1',
-        ownerReferences: [{ apiVersion: API, kind: 'Widget', name: 'a', uid: a.metadata.uid }],
-      },
-      spec: {},
-    });
+    let part = await store.create(partOf(a));
     await m.waitIdle();
     const counts = () => [first.count('p1/a'), second.count('p1/a')];
     const before = counts();
