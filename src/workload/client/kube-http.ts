@@ -106,6 +106,7 @@ export class KubeHttp {
   private readonly tls: KubeTls;
   private readonly timeoutMs: number;
   private readonly agent: Agent;
+  private readonly watchAgent: Agent;
 
   constructor(options: KubeHttpOptions) {
     this.server = options.server;
@@ -118,18 +119,14 @@ export class KubeHttp {
       cert: options.tls.cert,
       key: options.tls.key,
     });
-    this.agent = new Agent({
-      keepAlive: true,
-      // Requests to one cluster are few and short; a drain's evictions take a handful. The
-      // connections a burst opened (a create asks for several bootstrap tokens at once) stay for
-      // the next one: each new connection costs a TLS handshake on both sides.
-      maxSockets: 4,
-      maxFreeSockets: 4,
-      timeout: IDLE_SOCKET_MS,
-      scheduling: 'lifo',
-      maxCachedSessions: 4,
-      secureContext,
-    });
+    const shared = { keepAlive: true, timeout: IDLE_SOCKET_MS, maxCachedSessions: 4, secureContext };
+    // Requests to one cluster are few and short (a create asks for a bootstrap token per
+    // joining machine, a drain sends a handful of evictions): two connections carry them, and
+    // a burst queues on those two rather than opening more, since each new connection costs a
+    // TLS handshake on both sides. A watch holds its connection for minutes, so it has a
+    // connection of its own and never takes one of the two.
+    this.agent = new Agent({ ...shared, maxSockets: 2, maxFreeSockets: 2, scheduling: 'lifo' });
+    this.watchAgent = new Agent({ ...shared, maxSockets: 1, maxFreeSockets: 1 });
     this.timeoutMs = options.timeoutMs ?? 10_000;
   }
 
@@ -199,7 +196,7 @@ export class KubeHttp {
           port: this.url.port === '' ? 443 : Number(this.url.port),
           method: 'GET',
           path,
-          agent: this.agent,
+          agent: this.watchAgent,
           timeout: 0,
           ...(signal ? { signal } : {}),
           headers: { accept: 'application/json', 'user-agent': 'magnetar-workload-client' },
@@ -251,6 +248,7 @@ export class KubeHttp {
   /** Close the kept-alive connections (the client is being replaced or dropped). */
   close(): void {
     this.agent.destroy();
+    this.watchAgent.destroy();
   }
 
   /** One request and its whole answer; a reset on a reused connection before any answer is a {@link StaleConnection}. */
