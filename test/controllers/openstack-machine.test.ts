@@ -219,6 +219,49 @@ void test('a server is read from the cloud once it is ACTIVE: the provider ID th
   }
 });
 
+void test('a new machine creates its port and server without looking them up by name; after a restart that lost their ids, it finds them by name and makes no second', async () => {
+  const f = await startInfra();
+  try {
+    await addKeypair(f);
+    await provisionedCluster(f, 'c9');
+    const lookups = () =>
+      f.requests.filter(
+        (r) => r === 'GET /cloud/network/v2.0/ports' || r === 'GET /cloud/compute/v2.1/servers/detail',
+      );
+    const before = lookups().length;
+    await applyMachine(f, 'c9', 'c9-w-1', { az: 'AZ-1' });
+    const active = async () => {
+      const o = await f.store.get<OpenStackMachineObject>(CapiTypes.OpenStackMachine, f.projectId, 'c9-w-1');
+      return o?.status.initialization?.provisioned && o.status.resources?.ports?.length ? o : undefined;
+    };
+    const osm = await f.until('the server to be ACTIVE', active);
+    assert.deepEqual(lookups().slice(before), [], 'resolved in the same pass: nothing to look up');
+
+    // The process stops; the writes recording the port and the server were lost.
+    await f.manager.stop();
+    await f.store.updateStatus({
+      ...osm,
+      status: { ...osm.status, instanceID: undefined, resources: undefined, initialization: undefined },
+    });
+    await f.manager.start();
+    const again = await f.until('the machine to record its server again', active);
+    assert.equal(again.status.instanceID, osm.status.instanceID, 'the same server');
+    assert.deepEqual(again.status.resources?.ports, osm.status.resources?.ports, 'the same port');
+    assert.deepEqual(
+      [...new Set(lookups().slice(before))].sort(),
+      ['GET /cloud/compute/v2.1/servers/detail', 'GET /cloud/network/v2.0/ports'],
+      'both looked up by name',
+    );
+    assert.equal((await f.clients.compute.listServers({ name: 'c9-w-1' })).length, 1);
+    assert.equal((await f.clients.network.listPorts({ name: 'c9-w-1-0' })).length, 1);
+    await f.store.delete(CapiTypes.Cluster, f.projectId, 'c9');
+    await f.store.delete(CapiTypes.Machine, f.projectId, 'c9-w-1');
+    await f.untilCloudEmpty();
+  } finally {
+    await f.close();
+  }
+});
+
 void test('a control plane machine waiting for Octavia to apply its member polls the member, not its server; it is ready once the member is', async () => {
   const f = await startInfra({ latencyMs: 3000 });
   try {
@@ -581,7 +624,7 @@ void test('a cluster\u2019s reference checks and its machines share one flavor a
       status: {},
     } as unknown as OpenStackMachineObject;
     const machine = { metadata: { labels: {} } } as unknown as MachineObject;
-    const resolved = await resolve(f.clients, lookups, osm, machine, osc, async () => {});
+    const { resolved } = await resolve(f.clients, lookups, osm, machine, osc, async () => {});
     assert.ok(resolved.flavorID && resolved.imageID);
     assert.equal(lists().length - from, 2);
     // a miss is not remembered: asked again, and reported

@@ -166,17 +166,17 @@ async function reconcileOsm(
   const controlPlane = CapiLabels.controlPlane in machine.metadata.labels;
   try {
     const cloud = await env.deps.cloud(ns);
-    const resolved = await resolve(cloud, env.lookups, osm, machine, osc, record);
+    const { resolved, fresh } = await resolve(cloud, env.lookups, osm, machine, osc, record);
     const tags = [...new Set([...(osm.spec.tags ?? []), oscNames(osc).tag])];
     // Once the server is recorded, its port and boot volume are attached to it: they are not
     // looked up again on every pass, and the address comes from the server.
     const attachedPort = osm.status.instanceID ? osm.status.resources?.ports?.[0]?.id : undefined;
     const port: { id: string; ip?: string } = attachedPort
       ? { id: attachedPort }
-      : await ensurePort(cloud, osm, resolved, tags, record);
+      : await ensurePort(cloud, osm, resolved, tags, record, fresh);
     const volume = osm.status.instanceID
       ? undefined
-      : await ensureRootVolume(cloud, osm, machine, resolved.imageID, record);
+      : await ensureRootVolume(cloud, osm, machine, resolved.imageID, record, fresh);
     if (volume && !volume.ready) {
       await waiting(CapiReasons.Provisioning, `waiting for boot volume (${volume.status})`);
       return { requeueAfterMs: env.settings.cloudPollMs };
@@ -229,7 +229,8 @@ async function reconcileOsm(
         return;
       }
     } else {
-      server = (await cloud.compute.listServers({ name: osm.metadata.name }))[0];
+      // a machine resolved in this pass has no server to find (see `resolve`)
+      server = fresh ? undefined : (await cloud.compute.listServers({ name: osm.metadata.name }))[0];
       if (!server) {
         const secret = await store.get<SecretObject>(CapiTypes.Secret, ns, dataSecret);
         const userData = secretValue(secret);

@@ -31,6 +31,11 @@ export function rootVolumeName(osm: OpenStackMachineObject): string {
 /**
  * Resolve image, flavor, network and security groups once, before creating anything. The image
  * and flavor lookups are shared by the project's machines for a minute ({@link Lookups}).
+ *
+ * The resolution is recorded before the first create of the machine's port, volume or server:
+ * a machine without it has never asked the cloud for anything, so the pass that records it
+ * finds nothing to look up by name and creates at once (`fresh`). Every later pass, and every
+ * pass after a restart, looks up by name what it has not recorded.
  */
 export async function resolve(
   cloud: CloudClients,
@@ -39,8 +44,8 @@ export async function resolve(
   machine: MachineObject,
   osc: OpenStackClusterObject,
   record: RecordMachine,
-): Promise<NonNullable<OpenStackMachineStatus['resolved']>> {
-  if (osm.status.resolved) return osm.status.resolved;
+): Promise<{ resolved: Resolved; fresh: boolean }> {
+  if (osm.status.resolved) return { resolved: osm.status.resolved, fresh: false };
   const project = osm.metadata.namespace;
   const image = osm.spec.image.id ?? osm.spec.image.filter?.name ?? '';
   const foundImage = await lookUpImage(lookups, cloud, project, image);
@@ -71,16 +76,19 @@ export async function resolve(
     securityGroupIDs: sg ? [sg.id] : [],
   };
   await record({ resolved });
-  return resolved;
+  return { resolved, fresh: true };
 }
+
+type Resolved = NonNullable<OpenStackMachineStatus['resolved']>;
 
 /** The machine's port on the cluster network. */
 export async function ensurePort(
   cloud: CloudClients,
   osm: OpenStackMachineObject,
-  resolved: NonNullable<OpenStackMachineStatus['resolved']>,
+  resolved: Resolved,
   tags: string[],
   record: RecordMachine,
+  fresh: boolean,
 ): Promise<{ id: string; ip?: string }> {
   const known = osm.status.resources?.ports?.[0]?.id;
   if (known) {
@@ -92,7 +100,9 @@ export async function ensurePort(
     }
   }
   const name = portName(osm);
-  const existing = (await cloud.network.listPorts({ name, networkId: resolved.networkID }))[0];
+  const existing = fresh
+    ? undefined
+    : (await cloud.network.listPorts({ name, networkId: resolved.networkID }))[0];
   const port =
     existing ??
     (await cloud.network.createPort({
@@ -124,6 +134,7 @@ export async function ensureRootVolume(
   machine: MachineObject,
   imageId: string,
   record: RecordMachine,
+  fresh: boolean,
 ): Promise<{ id: string; ready: boolean; status: string } | undefined> {
   const spec = osm.spec.rootVolume;
   if (!spec) return undefined;
@@ -137,7 +148,7 @@ export async function ensureRootVolume(
     }
   }
   if (!vol) {
-    vol = (await cloud.volume.listVolumes({ name: rootVolumeName(osm) }))[0];
+    if (!fresh) vol = (await cloud.volume.listVolumes({ name: rootVolumeName(osm) }))[0];
     vol ??= await cloud.volume.createVolume({
       name: rootVolumeName(osm),
       sizeGb: spec.sizeGiB,
