@@ -129,13 +129,21 @@ void test('an OpenStackCluster gets network, subnet, router, security groups and
   }
 });
 
-void test('what a pass has just made has no children yet: the new network\u2019s subnets, the new router\u2019s ports and the new security groups\u2019 rules are not looked for; what it found by name is looked into', async () => {
+void test('the first pass looks up nothing by name but the external network, and what a pass has just made has no children yet (subnets, router ports, rules); after the records are lost, everything is found by name and looked into', async () => {
   const f = await startInfra();
   try {
     const lookups = (from: number) =>
       f.requests
         .slice(from)
         .filter((r) => /^GET \/cloud\/network\/v2\.0\/(subnets|ports|security-group-rules)$/.test(r));
+    const byName = (from: number) =>
+      f.requests
+        .slice(from)
+        .filter((r) =>
+          /^GET \/cloud\/(network\/v2\.0\/(networks|routers|security-groups)|load-balancer\/v2\/lbaas\/loadbalancers)$/.test(
+            r,
+          ),
+        );
     const provisioned = (name: string) =>
       f.until(`${name} to be provisioned`, async () => {
         const o = await f.store.get<OpenStackClusterObject>(CapiTypes.OpenStackCluster, f.projectId, name);
@@ -144,6 +152,7 @@ void test('what a pass has just made has no children yet: the new network\u2019s
     await applyCluster(f, 'c7');
     const osc = await provisioned('c7');
     assert.deepEqual(lookups(0), []);
+    assert.deepEqual(byName(0), ['GET /cloud/network/v2.0/networks'], 'the external network, by its name');
     const cp = await f.clients.network.getSecurityGroup(osc.status.controlPlaneSecurityGroup!.id);
     assert.ok(cp.rules.some((r) => r.portRangeMin === 6443 && r.direction === 'ingress'));
     assert.equal(cp.rules.filter((r) => r.direction === 'ingress').length, 5, 'each rule once');
@@ -163,6 +172,13 @@ void test('what a pass has just made has no children yet: the new network\u2019s
       const o = await f.store.get<OpenStackClusterObject>(CapiTypes.OpenStackCluster, f.projectId, 'c7');
       return o?.status.initialization?.provisioned && o.status.workerSecurityGroup ? o : undefined;
     });
+    assert.deepEqual([...new Set(byName(from))].sort(), [
+      'GET /cloud/load-balancer/v2/lbaas/loadbalancers',
+      'GET /cloud/network/v2.0/networks',
+      'GET /cloud/network/v2.0/routers',
+      'GET /cloud/network/v2.0/security-groups',
+    ]);
+    assert.equal((await f.clients.loadBalancer.listLoadBalancers()).length, 1);
     const again = lookups(from);
     assert.ok(again.includes('GET /cloud/network/v2.0/subnets'), again.join('\n'));
     assert.ok(again.includes('GET /cloud/network/v2.0/ports'), again.join('\n'));

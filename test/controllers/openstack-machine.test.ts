@@ -624,7 +624,7 @@ void test('a cluster\u2019s reference checks and its machines share one flavor a
       status: {},
     } as unknown as OpenStackMachineObject;
     const machine = { metadata: { labels: {} } } as unknown as MachineObject;
-    const { resolved } = await resolve(f.clients, lookups, osm, machine, osc, async () => {});
+    const { resolved } = await resolve(f.clients, lookups, osm, machine, osc, async () => {}, false);
     assert.ok(resolved.flavorID && resolved.imageID);
     assert.equal(lists().length - from, 2);
     // a miss is not remembered: asked again, and reported

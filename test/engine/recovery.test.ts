@@ -33,7 +33,7 @@ async function countOf(
   };
 }
 
-void test('a crash in the middle of create (ids created but never recorded) is picked up after restart with no duplicate servers, ports, load balancers or floating IPs', async () => {
+void test('a crash in the middle of create (ids created but never recorded, or a store that records even less, as one restored from an older backup) is picked up after restart with no duplicate servers, ports, load balancers or floating IPs', async () => {
   const h = await startHarness({ latencyMs: 2000 });
   try {
     await createKeypair(h);
@@ -45,11 +45,13 @@ void test('a crash in the middle of create (ids created but never recorded) is p
     );
     await h.restart();
     // Simulate the worst moment of the crash: the cloud calls went through, the writes recording
-    // their ids did not.
+    // their ids did not. The machines and the cluster network also lose what they resolved
+    // before creating anything: so much a store restored from an older backup could lack, while
+    // the cloud holds everything made since. The names are what finds it all.
     for (const osm of await capi<OpenStackMachineObject>(h, CapiTypes.OpenStackMachine)) {
       await h.store.updateStatus({
         ...osm,
-        status: { ...osm.status, instanceID: undefined, resources: undefined },
+        status: { ...osm.status, instanceID: undefined, resources: undefined, resolved: undefined },
       });
     }
     for (const osc of await capi<OpenStackClusterObject>(h, CapiTypes.OpenStackCluster)) {
@@ -61,6 +63,7 @@ void test('a crash in the middle of create (ids created but never recorded) is p
           ...(lb ? { apiServerLoadBalancer: { name: lb.name, id: '' } } : {}),
           network: undefined,
           router: undefined,
+          externalNetwork: undefined,
         },
       });
     }

@@ -1,4 +1,10 @@
-import { CapiAnnotations, CapiTypes, MagnumTypes, type CapiClusterObject } from '../../domain/index.ts';
+import {
+  CapiAnnotations,
+  CapiTypes,
+  MagnumTypes,
+  type ApiObject,
+  type CapiClusterObject,
+} from '../../domain/index.ts';
 import type { ObjectStore } from '../../store/index.ts';
 import {
   DEFAULT_SETTINGS,
@@ -24,6 +30,8 @@ export interface Env {
   nodes: NodeSnapshots;
   /** Image and flavor lookups shared by a project's machines ({@link Lookups}). */
   lookups: Lookups;
+  /** When this environment was made (the process's controllers started), on the deps' clock. */
+  startedAt: number;
 }
 
 /** Kinds the cache indexes. */
@@ -54,8 +62,19 @@ export function createEnv(store: ObjectStore, deps: ControllerDeps): Env {
     cache,
     nodes: new NodeSnapshots((cluster) => workloadClient(env, cluster), deps.clock),
     lookups: new Lookups(deps.clock),
+    startedAt: deps.clock.now(),
   };
   return env;
+}
+
+/**
+ * True when `obj` was created since these controllers started. What such an object records is
+ * all its reconcilers have done for it: no earlier run, and no store restored from an older
+ * backup (which records less than the cloud holds), can have done more on its behalf. (An
+ * object of an earlier run was created before this process started, in an earlier millisecond.)
+ */
+export function createdSinceStart(env: Env, obj: ApiObject): boolean {
+  return Date.parse(obj.metadata.creationTimestamp) >= env.startedAt;
 }
 
 /** The CAPI Cluster an object belongs to, read fresh. */

@@ -11,7 +11,7 @@ import {
 } from '../../domain/index.ts';
 import { cloudErrorMessage, isTerminalCloudError } from '../common/cloud-errors.ts';
 import { buildConditions, falseCondition, trueCondition, type ConditionInput } from '../common/conditions.ts';
-import { isPaused, pollDelay, type Env } from '../common/env.ts';
+import { createdSinceStart, isPaused, pollDelay, type Env } from '../common/env.ts';
 import {
   TerminalError,
   type ObjectRef,
@@ -162,25 +162,32 @@ async function reconcileOsc(
   try {
     const cloud = await env.deps.cloud(osc.metadata.namespace);
     const tags = [...new Set([...(osc.spec.tags ?? []), oscNames(osc).tag])];
+    // The external network is recorded before anything is created: a cluster created since
+    // these controllers started that has none has asked the cloud for nothing yet, and the
+    // pass that records it creates its network, router, security groups and load balancer
+    // without looking them up by name first. Later passes, and every cluster older than the
+    // process (a restart, or a store restored from a backup), look up what they have not
+    // recorded.
+    const fresh = !osc.status.externalNetwork?.id && createdSinceStart(env, osc);
     const externalNetworkId = await reconcileExternalNetwork(cloud, osc, record);
     // While the load balancer is being built, a pass only follows it: the network and router
     // were checked by the pass that found them ready.
     const built = followingLoadBalancer(osc);
-    const { subnetId } = built ?? (await reconcileNetwork(cloud, osc, tags, record));
+    const { subnetId } = built ?? (await reconcileNetwork(cloud, osc, tags, record, fresh));
     conds.push(trueCondition(CapiConditions.NetworkReady));
     step = CapiConditions.RouterReady;
-    if (!built) await reconcileRouter(cloud, osc, externalNetworkId, subnetId, tags, record);
+    if (!built) await reconcileRouter(cloud, osc, externalNetworkId, subnetId, tags, record, fresh);
     conds.push(trueCondition(CapiConditions.RouterReady));
     step = CapiConditions.SecurityGroupsReady;
     if (
       osc.status.conditions?.find((c) => c.type === CapiConditions.SecurityGroupsReady)?.status !== 'True' ||
       !osc.status.workerSecurityGroup
     ) {
-      await reconcileSecurityGroups(cloud, osc, tags, record);
+      await reconcileSecurityGroups(cloud, osc, tags, record, fresh);
     }
     conds.push(trueCondition(CapiConditions.SecurityGroupsReady));
     step = CapiConditions.APIEndpointReady;
-    const lb = await reconcileLoadBalancer(cloud, osc, { subnetId, externalNetworkId }, tags, record);
+    const lb = await reconcileLoadBalancer(cloud, osc, { subnetId, externalNetworkId }, tags, record, fresh);
     if (!lb.done) {
       const since = osc.status.conditions?.find(
         (c) => c.type === CapiConditions.APIEndpointReady && c.status === 'False',

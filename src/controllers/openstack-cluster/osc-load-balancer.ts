@@ -20,6 +20,7 @@ export async function reconcileLoadBalancer(
   ids: { subnetId: string; externalNetworkId: string },
   tags: string[],
   record: RecordStatus,
+  fresh: boolean,
 ): Promise<LbProgress> {
   const n = oscNames(osc);
   const lbApi = cloud.loadBalancer;
@@ -40,7 +41,7 @@ export async function reconcileLoadBalancer(
     }
   }
   if (!lb) {
-    lb = (await lbApi.listLoadBalancers({ name: n.loadBalancer }))[0];
+    if (!fresh) lb = (await lbApi.listLoadBalancers({ name: n.loadBalancer }))[0];
     lb ??= await lbApi.createLoadBalancer({
       name: n.loadBalancer,
       vipSubnetId: ids.subnetId,

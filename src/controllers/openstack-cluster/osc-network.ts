@@ -74,6 +74,7 @@ export async function reconcileNetwork(
   osc: OpenStackClusterObject,
   tags: string[],
   record: RecordStatus,
+  fresh: boolean,
 ): Promise<{ networkId: string; subnetId: string; cidr: string }> {
   const n = oscNames(osc);
   const net = cloud.network;
@@ -118,7 +119,9 @@ export async function reconcileNetwork(
   // a network made by this pass has no subnet yet: nothing to look for
   let madeNetwork = false;
   if (!networkId) {
-    const existing = single(await net.listNetworks({ name: n.network }), `network named ${n.network}`);
+    const existing = fresh
+      ? undefined
+      : single(await net.listNetworks({ name: n.network }), `network named ${n.network}`);
     madeNetwork = !existing;
     networkId =
       existing?.id ??
@@ -160,6 +163,7 @@ export async function reconcileRouter(
   subnetId: string,
   tags: string[],
   record: RecordStatus,
+  fresh: boolean,
 ): Promise<void> {
   if (osc.spec.network) return; // existing network: its router is the user's business
   const n = oscNames(osc);
@@ -176,7 +180,9 @@ export async function reconcileRouter(
   // a router made by this pass has no interface yet: nothing to look for
   let madeRouter = false;
   if (!router?.id) {
-    const existing = single(await net.listRouters({ name: n.router }), `router named ${n.router}`);
+    const existing = fresh
+      ? undefined
+      : single(await net.listRouters({ name: n.router }), `router named ${n.router}`);
     madeRouter = !existing;
     const created =
       existing ??

@@ -71,6 +71,7 @@ async function ensureGroup(
   name: string,
   knownId: string | undefined,
   tags: string[],
+  fresh: boolean,
 ): Promise<{ id: string; made?: SecurityGroupRule[] }> {
   if (knownId) {
     try {
@@ -80,7 +81,7 @@ async function ensureGroup(
       if (!isNotFound(err)) throw err;
     }
   }
-  const found = await cloud.network.listSecurityGroups({ name });
+  const found = fresh ? [] : await cloud.network.listSecurityGroups({ name });
   if (found[0]) return { id: found[0].id };
   const sg = await cloud.network.createSecurityGroup({
     name,
@@ -98,6 +99,7 @@ export async function reconcileSecurityGroups(
   osc: OpenStackClusterObject,
   tags: string[],
   record: RecordStatus,
+  fresh: boolean,
 ): Promise<void> {
   const n = oscNames(osc);
   const cp = await ensureGroup(
@@ -105,10 +107,17 @@ export async function reconcileSecurityGroups(
     n.controlPlaneSecurityGroup,
     osc.status.controlPlaneSecurityGroup?.id,
     tags,
+    fresh,
   );
   if (cp.id !== osc.status.controlPlaneSecurityGroup?.id)
     await record({ controlPlaneSecurityGroup: { id: cp.id, name: n.controlPlaneSecurityGroup } });
-  const worker = await ensureGroup(cloud, n.workerSecurityGroup, osc.status.workerSecurityGroup?.id, tags);
+  const worker = await ensureGroup(
+    cloud,
+    n.workerSecurityGroup,
+    osc.status.workerSecurityGroup?.id,
+    tags,
+    fresh,
+  );
   if (worker.id !== osc.status.workerSecurityGroup?.id)
     await record({ workerSecurityGroup: { id: worker.id, name: n.workerSecurityGroup } });
   const allowAll = osc.spec.managedSecurityGroups?.allowAllInClusterTraffic ?? true;

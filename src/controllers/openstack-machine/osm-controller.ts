@@ -24,7 +24,7 @@ import {
   unknownCondition,
   type ConditionInput,
 } from '../common/conditions.ts';
-import { isPaused, pollDelay, type Env } from '../common/env.ts';
+import { createdSinceStart, isPaused, pollDelay, type Env } from '../common/env.ts';
 import {
   TerminalError,
   type ObjectRef,
@@ -166,7 +166,15 @@ async function reconcileOsm(
   const controlPlane = CapiLabels.controlPlane in machine.metadata.labels;
   try {
     const cloud = await env.deps.cloud(ns);
-    const { resolved, fresh } = await resolve(cloud, env.lookups, osm, machine, osc, record);
+    const { resolved, fresh } = await resolve(
+      cloud,
+      env.lookups,
+      osm,
+      machine,
+      osc,
+      record,
+      createdSinceStart(env, osm),
+    );
     const tags = [...new Set([...(osm.spec.tags ?? []), oscNames(osc).tag])];
     // Once the server is recorded, its port and boot volume are attached to it: they are not
     // looked up again on every pass, and the address comes from the server.

@@ -32,10 +32,11 @@ export function rootVolumeName(osm: OpenStackMachineObject): string {
  * Resolve image, flavor, network and security groups once, before creating anything. The image
  * and flavor lookups are shared by the project's machines for a minute ({@link Lookups}).
  *
- * The resolution is recorded before the first create of the machine's port, volume or server:
- * a machine without it has never asked the cloud for anything, so the pass that records it
- * finds nothing to look up by name and creates at once (`fresh`). Every later pass, and every
- * pass after a restart, looks up by name what it has not recorded.
+ * The resolution is recorded before the first create of the machine's port, volume or server.
+ * So a machine created since these controllers started that has none has asked the cloud for
+ * nothing yet, and the pass that records it creates without looking up by name first
+ * (`fresh`). Every later pass, and every machine older than the process (a restart, or a store
+ * restored from a backup), looks up by name what it has not recorded.
  */
 export async function resolve(
   cloud: CloudClients,
@@ -44,6 +45,7 @@ export async function resolve(
   machine: MachineObject,
   osc: OpenStackClusterObject,
   record: RecordMachine,
+  newSinceStart: boolean,
 ): Promise<{ resolved: Resolved; fresh: boolean }> {
   if (osm.status.resolved) return { resolved: osm.status.resolved, fresh: false };
   const project = osm.metadata.namespace;
@@ -76,7 +78,7 @@ export async function resolve(
     securityGroupIDs: sg ? [sg.id] : [],
   };
   await record({ resolved });
-  return { resolved, fresh: true };
+  return { resolved, fresh: newSinceStart };
 }
 
 type Resolved = NonNullable<OpenStackMachineStatus['resolved']>;
