@@ -102,24 +102,14 @@ export async function reconcileSecurityGroups(
   fresh: boolean,
 ): Promise<void> {
   const n = oscNames(osc);
-  const cp = await ensureGroup(
-    cloud,
-    n.controlPlaneSecurityGroup,
-    osc.status.controlPlaneSecurityGroup?.id,
-    tags,
-    fresh,
-  );
-  if (cp.id !== osc.status.controlPlaneSecurityGroup?.id)
-    await record({ controlPlaneSecurityGroup: { id: cp.id, name: n.controlPlaneSecurityGroup } });
-  const worker = await ensureGroup(
-    cloud,
-    n.workerSecurityGroup,
-    osc.status.workerSecurityGroup?.id,
-    tags,
-    fresh,
-  );
-  if (worker.id !== osc.status.workerSecurityGroup?.id)
-    await record({ workerSecurityGroup: { id: worker.id, name: n.workerSecurityGroup } });
+  // each group is recorded as soon as it is known
+  const group = async (key: 'controlPlaneSecurityGroup' | 'workerSecurityGroup') => {
+    const found = await ensureGroup(cloud, n[key], osc.status[key]?.id, tags, fresh);
+    if (found.id !== osc.status[key]?.id) await record({ [key]: { id: found.id, name: n[key] } });
+    return found;
+  };
+  const cp = await group('controlPlaneSecurityGroup');
+  const worker = await group('workerSecurityGroup');
   const allowAll = osc.spec.managedSecurityGroups?.allowAllInClusterTraffic ?? true;
   for (const [self, { id, made }] of [
     ['cp', cp],
