@@ -105,6 +105,13 @@ async function addKeypair(f: InfraFixture): Promise<void> {
   });
 }
 
+/** Delete the cluster and the named machines, and wait until the project's cloud inventory is empty. */
+async function deleteAll(f: InfraFixture, cluster: string, ...machines: string[]): Promise<void> {
+  await f.store.delete(CapiTypes.Cluster, f.projectId, cluster);
+  for (const m of machines) await f.store.delete(CapiTypes.Machine, f.projectId, m);
+  await f.untilCloudEmpty();
+}
+
 void test('a control plane machine gets a port, a server in its availability zone with flavor, image, keypair, user data and tags, and joins the API load balancer', async () => {
   const f = await startInfra({ latencyMs: 1000 });
   try {
@@ -153,8 +160,7 @@ void test('a control plane machine gets a port, a server in its availability zon
     );
     assert.equal((await f.clients.compute.listServers()).length, 0);
     assert.equal((await f.clients.network.listPorts({ name: 'c1-cp-1-0' })).length, 0);
-    await f.store.delete(CapiTypes.Cluster, f.projectId, 'c1');
-    await f.untilCloudEmpty();
+    await deleteAll(f, 'c1');
   } finally {
     await f.close();
   }
@@ -181,9 +187,7 @@ void test('a server Nova has just accepted is recorded as BUILD, with its ID and
     assert.equal(ready?.status, 'False');
     assert.equal(ready?.message, 'server c5-w-1 is BUILD');
     assert.equal(osm.status.instanceState, 'ACTIVE');
-    await f.store.delete(CapiTypes.Cluster, f.projectId, 'c5');
-    await f.store.delete(CapiTypes.Machine, f.projectId, 'c5-w-1');
-    await f.untilCloudEmpty();
+    await deleteAll(f, 'c5', 'c5-w-1');
   } finally {
     await f.close();
   }
@@ -211,9 +215,7 @@ void test('a server is read from the cloud once it is ACTIVE: the provider ID th
     // builds at once here); the writes of the provider ID into both specs read nothing again
     const reads = f.requests.filter((r) => r === `GET /cloud/compute/v2.1/servers/${osm.status.instanceID}`);
     assert.equal(reads.length, 1);
-    await f.store.delete(CapiTypes.Cluster, f.projectId, 'c6');
-    await f.store.delete(CapiTypes.Machine, f.projectId, 'c6-w-1');
-    await f.untilCloudEmpty();
+    await deleteAll(f, 'c6', 'c6-w-1');
   } finally {
     await f.close();
   }
@@ -254,9 +256,7 @@ void test('a new machine creates its port and server without looking them up by 
     );
     assert.equal((await f.clients.compute.listServers({ name: 'c9-w-1' })).length, 1);
     assert.equal((await f.clients.network.listPorts({ name: 'c9-w-1-0' })).length, 1);
-    await f.store.delete(CapiTypes.Cluster, f.projectId, 'c9');
-    await f.store.delete(CapiTypes.Machine, f.projectId, 'c9-w-1');
-    await f.untilCloudEmpty();
+    await deleteAll(f, 'c9', 'c9-w-1');
   } finally {
     await f.close();
   }
@@ -361,9 +361,7 @@ void test('a worker with a boot volume boots from it, and the volume goes with t
     );
     assert.deepEqual(again?.status.addresses, osm.status.addresses);
     assert.equal(again?.status.ready, true);
-    await f.store.delete(CapiTypes.Cluster, f.projectId, 'c2');
-    await f.store.delete(CapiTypes.Machine, f.projectId, 'c2-w-1');
-    await f.untilCloudEmpty();
+    await deleteAll(f, 'c2', 'c2-w-1');
   } finally {
     await f.close();
   }
@@ -411,8 +409,7 @@ void test('a server that goes to ERROR is reported with Nova\u2019s fault; a quo
     // Nothing half-made is left once the machines go: no orphan ports.
     await f.store.delete(CapiTypes.Machine, f.projectId, 'c3-w-1');
     await f.store.delete(CapiTypes.Machine, f.projectId, 'c3-w-2');
-    await f.store.delete(CapiTypes.Cluster, f.projectId, 'c3');
-    await f.untilCloudEmpty();
+    await deleteAll(f, 'c3');
   } finally {
     await f.close();
   }
@@ -577,9 +574,7 @@ void test('three control plane machines built together look their image and flav
     });
 
     const from = f.requests.length;
-    await f.store.delete(CapiTypes.Cluster, f.projectId, 'c4');
-    for (const n of names) await f.store.delete(CapiTypes.Machine, f.projectId, n);
-    await f.untilCloudEmpty();
+    await deleteAll(f, 'c4', ...names);
     const during = f.requests.slice(from);
     // the members went with the load balancer (cascade): not listed, checked or deleted one by one
     assert.deepEqual(
