@@ -344,6 +344,54 @@ test('sqlite: a database from before the object counts is counted when it opens,
   }
 });
 
+test('sqlite: a label key counted once is counted without reading its objects, kept by every connection’s writes and after a reopen', async () => {
+  const path = join(dir, 'label-counts', 'store.sqlite');
+  const sized = (name: string, size: string, namespace = 'p1') => ({
+    ...widget(name),
+    metadata: { name, namespace, labels: { size, name } },
+  });
+  const a = new SqliteStore({ path });
+  const b = new SqliteStore({ path });
+  try {
+    await Promise.all([a.create(sized('s1', '2:4096')), a.create(sized('s2', '4:8192'))]);
+    const counts = async (store: SqliteStore, ns = 'p1') =>
+      Object.fromEntries(await store.countByLabel(type, ns, 'size'));
+    assert.deepEqual(await counts(a), { '2:4096': 1, '4:8192': 1 });
+    // the other connection writes after the key was registered, and reads the same counts
+    await b.create(sized('s3', '2:4096'));
+    await b.create(sized('s4', '2:4096', 'p2'));
+    await b.delete(type, 'p1', 's2');
+    await new Promise((r) => setImmediate(r));
+    assert.deepEqual(await counts(a), { '2:4096': 2 });
+    assert.deepEqual(await counts(b), { '2:4096': 2 });
+    assert.deepEqual(await counts(b, 'p2'), { '2:4096': 1 });
+  } finally {
+    await a.close();
+    await b.close();
+  }
+  const raw = new Database(path, { readonly: true });
+  try {
+    // only the counted key has count rows: a name label on every object writes none
+    const keys = raw.prepare(`SELECT DISTINCT key FROM label_counts`).all() as { key: string }[];
+    assert.deepEqual(
+      keys.map((r) => r.key),
+      ['size'],
+    );
+  } finally {
+    raw.close();
+  }
+  const again = new SqliteStore({ path });
+  try {
+    await again.create(sized('s5', '8:16384'));
+    assert.deepEqual(Object.fromEntries(await again.countByLabel(type, 'p1', 'size')), {
+      '2:4096': 2,
+      '8:16384': 1,
+    });
+  } finally {
+    await again.close();
+  }
+});
+
 /** Two connections to one new SQLite file, closed afterwards. */
 async function withTwoConnections(
   name: string,

@@ -331,6 +331,20 @@ export function storeSuite(
         await store.delete(k.type, 'p1', 'b');
         assert.deepEqual(await counts(), { '4:8192': 2 });
         assert.deepEqual(await counts('p9'), {});
+        // writes after the first count are counted as well: creates, a label dropped, a delete
+        // held by a finalizer (still there, still counted) and its removal
+        const f = await store.create(widget('f', { labels: { size: '2:4096' }, finalizers: ['x.io/f'] }));
+        await store.create(widget('g', { labels: { size: '2:4096', other: 'x' } }));
+        const c = (await store.get(k.type, 'p1', 'c'))!;
+        await store.update({ ...c, metadata: { ...c.metadata, labels: { other: 'y' } } });
+        assert.deepEqual(await counts(), { '2:4096': 2, '4:8192': 1 });
+        const marked = (await store.delete(k.type, 'p1', 'f'))!;
+        assert.deepEqual(await counts(), { '2:4096': 2, '4:8192': 1 });
+        await store.update({ ...marked, metadata: { ...marked.metadata, finalizers: [] } });
+        assert.equal(await store.get(k.type, 'p1', f.metadata.name), undefined);
+        assert.deepEqual(await counts(), { '2:4096': 1, '4:8192': 1 });
+        assert.deepEqual(await counts('p2'), { '2:4096': 1 });
+        assert.deepEqual(Object.fromEntries(await store.countByLabel(k.type, 'p1', 'other')), { x: 1, y: 1 });
       });
     });
 

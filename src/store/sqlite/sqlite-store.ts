@@ -97,6 +97,8 @@ export class SqliteStore implements ObjectStore {
   private notifyPending = false;
   private readonly stmts;
   private readonly cache = new Map<string, Database.Statement<unknown[], unknown>>();
+  /** Label keys (`type\0key`) known to be counted (see {@link countByLabel}). */
+  private readonly countedKeys = new Set<string>();
   /** Writes done in the open transaction, told their outcome when it commits (see {@link tx}). */
   private waiting: WaitingWrite[] = [];
   /** A multi-object write: a savepoint of the open transaction. */
@@ -182,9 +184,17 @@ export class SqliteStore implements ObjectStore {
         `SELECT n FROM object_counts WHERE type = ? AND namespace = ?`,
       ),
       countByLabel: db.prepare<[string, string, string], { value: string; n: number }>(
-        `SELECT l.value AS value, count(*) AS n FROM object_labels l
-           JOIN objects o ON o.type = l.type AND o.seq = l.seq
-          WHERE l.type = ? AND l.key = ? AND o.namespace = ? GROUP BY l.value`,
+        `SELECT value, n FROM label_counts WHERE type = ? AND key = ? AND namespace = ? AND n > 0`,
+      ),
+      isCounted: db.prepare<[string, string], { key: string }>(
+        `SELECT key FROM counted_labels WHERE type = ? AND key = ?`,
+      ),
+      markCounted: db.prepare<[string, string]>(`INSERT INTO counted_labels (type, key) VALUES (?, ?)`),
+      countExisting: db.prepare<[string, string]>(
+        `INSERT INTO label_counts (type, key, namespace, value, n)
+           SELECT l.type, l.key, o.namespace, l.value, count(*) FROM object_labels l
+             JOIN objects o ON o.type = l.type AND o.seq = l.seq
+            WHERE l.type = ? AND l.key = ? GROUP BY o.namespace, l.value`,
       ),
       setRev: db.prepare<[number]>(`UPDATE meta SET value = ? WHERE key = 'revision'`),
       seq: db.prepare<[string, string, string], { seq: number }>(
@@ -570,7 +580,21 @@ export class SqliteStore implements ObjectStore {
       : (this.stmts.countNs.get(type, namespace)?.n ?? 0);
   }
 
+  /**
+   * Counts kept by the database for the label keys counted by (migration 7): the first count of
+   * a key registers it, in a write, and counts what is already there; from then on every
+   * connection's writes keep its counts, so a count costs the same however many objects carry it.
+   */
   async countByLabel(type: TypeKey, namespace: string, key: string): Promise<Map<string, number>> {
+    const counted = `${type}\0${key}`;
+    if (!this.countedKeys.has(counted)) {
+      await this.tx(() => {
+        if (this.stmts.isCounted.get(type, key)) return;
+        this.stmts.markCounted.run(type, key);
+        this.stmts.countExisting.run(type, key);
+      });
+      this.countedKeys.add(counted);
+    }
     return new Map(this.stmts.countByLabel.all(type, key, namespace).map((r) => [r.value, r.n]));
   }
 
