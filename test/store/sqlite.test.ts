@@ -408,6 +408,20 @@ async function withTwoConnections(
   }
 }
 
+test('sqlite: a write builds on the stored version even when this connection updated the object before and another connection since', async () => {
+  await withTwoConnections('updated-elsewhere', async (a, b) => {
+    const made = await a.create(widget('a'));
+    await a.update({ ...made, spec: { size: 2 } });
+    const theirs = await b.update({ ...(await b.get(type, 'p1', 'a'))!, spec: { size: 3 } });
+    await new Promise((r) => setImmediate(r));
+    const read = (await a.get(type, 'p1', 'a'))!;
+    assert.equal(read.metadata.resourceVersion, theirs.metadata.resourceVersion);
+    const done = await a.updateStatus({ ...read, status: { phase: 'Ready' } });
+    assert.deepEqual(done.spec, { size: 3 }, 'the other connection’s spec stays');
+    assert.deepEqual((await b.get(type, 'p1', 'a'))!.status, { phase: 'Ready' });
+  });
+});
+
 test('sqlite: feed readers share one frozen copy of each entry, and a write builds on it without changing it', async () => {
   const store = new SqliteStore({ path: join(dir, 'shared-feed', 'store.sqlite') });
   try {

@@ -69,6 +69,15 @@ interface ObjectRow {
 const DECODED_FEED_ENTRIES = 16_384;
 
 /**
+ * Objects this connection has updated, the newest version of each, by the object's `seq`: the
+ * next write of an object usually builds on the version its last write left, often long after
+ * that revision has left the decoded feed entries (a machine waiting for its bootstrap data). The
+ * version is checked against the stored one before it is used. Objects only ever created (a
+ * bootstrap data secret) are not kept.
+ */
+const UPDATED_OBJECTS = 65_536;
+
+/**
  * Past {@link DECODED_FEED_ENTRIES} revisions kept, drop the quarter kept longest (a Map iterates
  * in insertion order): readers are near the head.
  */
@@ -128,6 +137,10 @@ export class SqliteStore implements ObjectStore {
   private readonly checkpointer: BackgroundCheckpointer | undefined;
   /** See {@link DECODED_FEED_ENTRIES}. */
   private readonly decoded = new Map<number, ApiObject>();
+  /** See {@link UPDATED_OBJECTS}: committed versions only. */
+  private readonly updated = new Map<number, ApiObject>();
+  /** The open transaction's updates (`undefined`: removed), kept in {@link updated} at commit. */
+  private updatedInTurn: [number, ApiObject | undefined][] = [];
   /**
    * The type and event of the feed entries this connection wrote, by revision, as many as
    * {@link decoded} keeps: where they cover a reader's whole range, `changes` answers without a
@@ -219,10 +232,12 @@ export class SqliteStore implements ObjectStore {
    */
   private runWrite(fn: () => unknown, atomic: boolean): { ok: boolean; value: unknown } {
     const revision = this.revision;
+    const updates = this.updatedInTurn.length;
     try {
       return { ok: true, value: atomic ? this.savepoint(fn) : fn() };
     } catch (err) {
       if (!atomic && !(err instanceof MagnetarError)) throw err;
+      this.updatedInTurn.length = updates;
       this.forget(revision, this.revision);
       this.revision = revision;
       return { ok: false, value: err };
@@ -315,8 +330,13 @@ export class SqliteStore implements ObjectStore {
    */
   private loadSync(type: TypeKey, namespace: string, name: string): { seq: number; object: ApiObject } {
     const version = this.stmts.version.get(type, namespace, name);
-    const decoded = version && this.decoded.get(version.rv);
-    if (decoded) return { seq: version.seq, object: decoded };
+    if (version) {
+      const decoded = this.decoded.get(version.rv);
+      if (decoded) return { seq: version.seq, object: decoded };
+      const updated = this.updated.get(version.seq);
+      if (updated?.metadata.resourceVersion === String(version.rv))
+        return { seq: version.seq, object: updated };
+    }
     const row = this.stmts.get.get(type, namespace, name);
     if (!row) throw new NotFoundError(`${type.split('.')[0]} "${name}" not found`, { code: 'NotFound' });
     return { seq: row.seq, object: parseStoredJson(row.data) };
@@ -336,6 +356,7 @@ export class SqliteStore implements ObjectStore {
       this.stmts.remove.run(type, m.namespace, m.name);
       if (this.feed) this.recordFeed(rev, type, 'DELETED', data);
       this.remember(rev, object);
+      this.updatedInTurn.push([stored.seq, undefined]);
       return undefined;
     }
     this.stmts.replace.run(rev, data, type, m.namespace, m.name);
@@ -344,6 +365,7 @@ export class SqliteStore implements ObjectStore {
       this.indexLabels(stored.seq, type, m.labels);
     }
     if (this.feed) this.recordFeed(rev, type, 'MODIFIED', data);
+    this.updatedInTurn.push([stored.seq, object]);
     return this.remember(rev, object);
   }
 
@@ -445,6 +467,7 @@ export class SqliteStore implements ObjectStore {
       return;
     }
     this.revision = undefined;
+    this.keepUpdated();
     this.checkpointer?.committed();
     const batch = this.waiting;
     this.waiting = [];
@@ -452,6 +475,20 @@ export class SqliteStore implements ObjectStore {
     for (const w of batch) {
       if (w.ok) w.resolve(w.value);
       else w.reject(w.value instanceof Error ? w.value : new Error(String(w.value)));
+    }
+  }
+
+  /** Keep the committed turn's updates (see {@link UPDATED_OBJECTS}), the oldest going first. */
+  private keepUpdated(): void {
+    for (const [seq, object] of this.updatedInTurn) {
+      this.updated.delete(seq);
+      if (object) this.updated.set(seq, object);
+    }
+    this.updatedInTurn = [];
+    if (this.updated.size <= UPDATED_OBJECTS) return;
+    for (const seq of this.updated.keys()) {
+      this.updated.delete(seq);
+      if (this.updated.size <= UPDATED_OBJECTS * 0.75) break;
     }
   }
 
@@ -470,6 +507,7 @@ export class SqliteStore implements ObjectStore {
       this.issued = Math.max(this.issued, this.revision);
     }
     this.revision = undefined;
+    this.updatedInTurn = [];
     const batch = this.waiting;
     this.waiting = [];
     for (const w of batch) w.reject(error);
