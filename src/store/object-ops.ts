@@ -1,7 +1,7 @@
 import { randomUUID, randomBytes } from 'node:crypto';
 import { ConflictError, InputError, sameJson } from '../domain/index.ts';
 import type { ApiObject, NewObject } from '../domain/index.ts';
-import type { AnyObject, DeleteOptions } from './types.ts';
+import type { AnyObject, DeleteOptions, UpdateOptions } from './types.ts';
 
 /**
  * Engine-independent rules of the object store: what create/update/delete do to an
@@ -66,7 +66,12 @@ export interface WriteOutcome {
 }
 
 /** Apply an update of metadata + spec. Status is kept from the stored object. */
-export function prepareUpdate(stored: ApiObject, incoming: AnyObject, revision: number): WriteOutcome {
+export function prepareUpdate(
+  stored: ApiObject,
+  incoming: AnyObject,
+  revision: number,
+  options?: UpdateOptions,
+): WriteOutcome {
   checkVersion(stored, incoming);
   const specChanged = !sameJson(stored.spec, incoming.spec);
   const im = incoming.metadata;
@@ -83,7 +88,7 @@ export function prepareUpdate(stored: ApiObject, incoming: AnyObject, revision: 
       generation: stored.metadata.generation + (specChanged ? 1 : 0),
     },
     spec: incoming.spec as ApiObject['spec'],
-    status: stored.status,
+    status: options?.withStatus ? ((incoming.status ?? {}) as ApiObject['status']) : stored.status,
   };
   const removed = object.metadata.deletionTimestamp !== undefined && object.metadata.finalizers.length === 0;
   return { object, removed };

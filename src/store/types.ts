@@ -59,10 +59,19 @@ export interface DeleteOptions {
   now?: string;
 }
 
+/** Options of {@link ObjectStore.update}. */
+export interface UpdateOptions {
+  /**
+   * Replace the status as well, in the same write: one revision and one watch event for a
+   * controller that learned a spec field and a status together. @default false
+   */
+  withStatus?: boolean;
+}
+
 /** One write of an atomic batch ({@link ObjectStore.commit}). */
 export type WriteOp =
   | { op: 'create'; object: NewObject<unknown, unknown> }
-  | { op: 'update'; object: AnyObject }
+  | { op: 'update'; object: AnyObject; options?: UpdateOptions }
   | { op: 'updateStatus'; object: AnyObject }
   | { op: 'delete'; type: TypeKey; namespace: string; name: string; options?: DeleteOptions };
 
@@ -73,7 +82,7 @@ export type WriteOp =
  * Semantics (both engines):
  * - `create` fails with ConflictError(code `AlreadyExists`) when (type, namespace, name) exists.
  * - `update` replaces metadata (labels, annotations, ownerReferences, finalizers) and spec; it keeps
- *   the stored status. It fails with ConflictError(code `Conflict`) when `metadata.resourceVersion`
+ *   the stored status unless asked to replace it too (`withStatus`). It fails with ConflictError(code `Conflict`) when `metadata.resourceVersion`
  *   is not the stored one, and NotFoundError when the object is gone. `generation` is bumped when spec changes.
  *   Once an object has a deletionTimestamp, an update that leaves no finalizers removes it.
  * - `updateStatus` replaces status only, with the same resourceVersion check.
@@ -105,7 +114,7 @@ export interface ObjectStore {
    * the label are not counted): usage sums without reading every object.
    */
   countByLabel(type: TypeKey, namespace: string, key: string): Promise<Map<string, number>>;
-  update<T extends AnyObject = ApiObject>(object: T): Promise<T>;
+  update<T extends AnyObject = ApiObject>(object: T, options?: UpdateOptions): Promise<T>;
   updateStatus<T extends AnyObject = ApiObject>(object: T): Promise<T>;
   /** Returns the object with its deletionTimestamp when finalizers keep it, undefined when removed. */
   delete<T extends AnyObject = ApiObject>(

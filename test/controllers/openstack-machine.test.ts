@@ -198,6 +198,7 @@ void test('a server is read from the cloud once it is ACTIVE: the provider ID th
   try {
     await addKeypair(f);
     await provisionedCluster(f, 'c6');
+    const start = await f.store.currentRevision();
     await applyMachine(f, 'c6', 'c6-w-1', { az: 'AZ-1' });
     const machine = await f.until('the Machine to carry the provider ID', async () => {
       const m = await f.store.get<MachineObject>(CapiTypes.Machine, f.projectId, 'c6-w-1');
@@ -215,6 +216,23 @@ void test('a server is read from the cloud once it is ACTIVE: the provider ID th
     // builds at once here); the writes of the provider ID into both specs read nothing again
     const reads = f.requests.filter((r) => r === `GET /cloud/compute/v2.1/servers/${osm.status.instanceID}`);
     assert.equal(reads.length, 1);
+    // Each object learns its provider ID in the same write as the readiness it goes with: no
+    // version has one without the other, and the generation the ID made is the one observed.
+    const versions = await f.store.changes(start, { types: [CapiTypes.OpenStackMachine, CapiTypes.Machine] });
+    const osms = versions
+      .map((e) => e.object)
+      .filter((o) => o.kind === 'OpenStackMachine') as OpenStackMachineObject[];
+    const machines = versions.map((e) => e.object).filter((o) => o.kind === 'Machine') as MachineObject[];
+    assert.deepEqual(
+      osms.filter((o) => o.spec.providerID).map((o) => [o.status.ready, o.status.observedGeneration]),
+      [[true, osm.metadata.generation]],
+    );
+    assert.deepEqual(
+      machines
+        .filter((m) => m.spec.providerID)
+        .map((m) => [m.status.initialization?.infrastructureProvisioned, m.status.observedGeneration]),
+      [[true, machine.metadata.generation]],
+    );
     await deleteAll(f, 'c6', 'c6-w-1');
   } finally {
     await f.close();

@@ -365,6 +365,34 @@ export function storeSuite(
         assert.deepEqual(await store.get(k.type, 'p1', 'a'), same);
       });
 
+      test('update withStatus writes spec and status together: one revision, one event, the spec change counted', async () => {
+        const w = await store.create<Widget>(widget('a'));
+        const rev = Number(w.metadata.resourceVersion);
+        const both = await store.update<Widget>(
+          { ...w, spec: { size: 3 }, status: { phase: 'Grown' } },
+          { withStatus: true },
+        );
+        assert.equal(both.metadata.generation, 2);
+        assert.deepEqual(both.spec, { size: 3 });
+        assert.deepEqual(both.status, { phase: 'Grown' });
+        assert.equal(Number(both.metadata.resourceVersion), rev + 1);
+        const events = await feedSince(rev);
+        assert.equal(events.length, 1);
+        assert.deepEqual(events[0]!.object.status, { phase: 'Grown' });
+        assert.deepEqual(await store.get(k.type, 'p1', 'a'), both);
+        // the same resourceVersion check as any update
+        await assert.rejects(
+          store.update<Widget>({ ...w, status: { phase: 'Stale' } }, { withStatus: true }),
+          (err: unknown) => err instanceof ConflictError && err.code === 'Conflict',
+        );
+        // in a batch too
+        const [batched] = await store.commit([
+          { op: 'update', object: { ...both, status: { phase: 'Batched' } }, options: { withStatus: true } },
+        ]);
+        assert.deepEqual(batched!.status, { phase: 'Batched' });
+        assert.equal(batched!.metadata.generation, 2);
+      });
+
       test('spec key order does not count as a change', async () => {
         const w = await store.create<Widget>(widget('a', {}, { size: 1, color: 'red' }));
         const u = await store.update<Widget>({ ...w, spec: { color: 'red', size: 1 } });

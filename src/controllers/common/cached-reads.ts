@@ -5,6 +5,7 @@ import type {
   ListOptions,
   ListResult,
   ObjectStore,
+  UpdateOptions,
   WriteOp,
 } from '../../store/index.ts';
 import type { ObjectCache } from './object-cache.ts';
@@ -66,8 +67,8 @@ export class CachedReads implements ObjectStore {
     return this.store.countByLabel(type, namespace, key);
   }
 
-  update<T extends AnyObject = ApiObject>(object: T): Promise<T> {
-    return this.store.update(object);
+  update<T extends AnyObject = ApiObject>(object: T, options?: UpdateOptions): Promise<T> {
+    return this.store.update(object, options);
   }
 
   updateStatus<T extends AnyObject = ApiObject>(object: T): Promise<T> {

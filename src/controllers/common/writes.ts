@@ -67,18 +67,37 @@ export async function writeStatus<T extends AnyObject>(
   return store.updateStatus<T>({ ...obj, status });
 }
 
-/** Write metadata/spec changes when they differ. */
-export async function writeObject<T extends AnyObject>(store: ObjectStore, before: T, after: T): Promise<T> {
-  if (
+/** True when `after` has the metadata and spec `before` has (an update would change nothing). */
+function sameObject(before: AnyObject, after: AnyObject): boolean {
+  return (
     sameJson(before.spec, after.spec) &&
     sameJson(before.metadata.labels, after.metadata.labels) &&
     sameJson(before.metadata.annotations, after.metadata.annotations) &&
     sameJson(before.metadata.ownerReferences, after.metadata.ownerReferences) &&
     sameJson(before.metadata.finalizers, after.metadata.finalizers)
-  ) {
-    return before;
-  }
+  );
+}
+
+/** Write metadata/spec changes when they differ. */
+export async function writeObject<T extends AnyObject>(store: ObjectStore, before: T, after: T): Promise<T> {
+  if (sameObject(before, after)) return before;
   return store.update<T>(after);
+}
+
+/**
+ * Write metadata/spec changes and a status learned in the same pass: one write when the object
+ * changes (one revision, one watch event), else the status alone when it differs. `status` is
+ * built for the generation the object has after the write, for its `observedGeneration`.
+ */
+export async function writeObjectAndStatus<T extends AnyObject>(
+  store: ObjectStore,
+  before: T,
+  after: T,
+  status: (generation: number) => T['status'],
+): Promise<T> {
+  if (sameObject(before, after)) return writeStatus(store, before, status(before.metadata.generation));
+  const generation = before.metadata.generation + (sameJson(before.spec, after.spec) ? 0 : 1);
+  return store.update<T>({ ...after, status: status(generation) }, { withStatus: true });
 }
 
 /** Delete, treating "already gone" as done. Returns true when the object no longer exists. */

@@ -12,7 +12,7 @@ import { buildConditions, falseCondition, trueCondition, type ConditionInput } f
 import { getCapiCluster, isPaused, type Env } from '../common/env.ts';
 import type { WorkloadNode } from '../deps.ts';
 import type { ObjectRef, ReconcileContext, ReconcileResult, Reconciler } from '../common/runtime-types.ts';
-import { iso, writeObject, writeStatus } from '../common/writes.ts';
+import { iso, writeObjectAndStatus } from '../common/writes.ts';
 import { reconcileMachineDelete } from './machine-delete.ts';
 import {
   observeBootstrap,
@@ -147,18 +147,13 @@ async function reconcileMachine(
   const providerID = obs.providerID ?? m.spec.providerID;
   await observeNode(env, cluster, m, providerID, obs);
 
-  // Spec fields learned from the bootstrap and infrastructure objects.
+  // Spec fields learned from the bootstrap and infrastructure objects, written with the status.
   const dataSecretName = obs.dataSecretName ?? m.spec.bootstrap.dataSecretName;
-  if (dataSecretName !== m.spec.bootstrap.dataSecretName || providerID !== m.spec.providerID) {
-    m = await writeObject(store, m, {
-      ...m,
-      spec: {
-        ...m.spec,
-        bootstrap: { ...m.spec.bootstrap, ...(dataSecretName ? { dataSecretName } : {}) },
-        ...(providerID ? { providerID } : {}),
-      },
-    });
-  }
+  const spec: MachineObject['spec'] = {
+    ...m.spec,
+    bootstrap: { ...m.spec.bootstrap, ...(dataSecretName ? { dataSecretName } : {}) },
+    ...(providerID ? { providerID } : {}),
+  };
 
   const now = env.deps.clock.now();
   const ready =
@@ -184,30 +179,29 @@ async function reconcileMachine(
         ),
   );
 
-  const next: MachineStatus = {
-    ...(obs.nodeRef ? { nodeRef: obs.nodeRef } : {}),
-    ...(obs.nodeInfo ? { nodeInfo: obs.nodeInfo } : {}),
-    ...(obs.addresses ? { addresses: obs.addresses } : {}),
-    ...(obs.failureDomain ? { failureDomain: obs.failureDomain } : {}),
-    ...(m.status.deletion ? { deletion: m.status.deletion } : {}),
-    initialization: {
-      bootstrapDataSecretCreated: obs.bootstrapReady,
-      infrastructureProvisioned: obs.infraProvisioned,
-    },
-    conditions: buildConditions(
-      m.status.conditions,
-      [...obs.conditions, ...extra],
-      iso(now),
-      FOREIGN_CONDITIONS,
-    ),
-    observedGeneration: m.metadata.generation,
-  };
-  next.phase = machinePhase(
-    { ...m, spec: { ...m.spec, ...(providerID ? { providerID } : {}) }, status: next },
-    obs.bootstrapReady,
-    obs.infraProvisioned,
-  );
-  await writeStatus(store, m, next);
+  const machine = m;
+  await writeObjectAndStatus(store, machine, { ...machine, spec }, (generation) => {
+    const status: MachineStatus = {
+      ...(obs.nodeRef ? { nodeRef: obs.nodeRef } : {}),
+      ...(obs.nodeInfo ? { nodeInfo: obs.nodeInfo } : {}),
+      ...(obs.addresses ? { addresses: obs.addresses } : {}),
+      ...(obs.failureDomain ? { failureDomain: obs.failureDomain } : {}),
+      ...(machine.status.deletion ? { deletion: machine.status.deletion } : {}),
+      initialization: {
+        bootstrapDataSecretCreated: obs.bootstrapReady,
+        infrastructureProvisioned: obs.infraProvisioned,
+      },
+      conditions: buildConditions(
+        machine.status.conditions,
+        [...obs.conditions, ...extra],
+        iso(now),
+        FOREIGN_CONDITIONS,
+      ),
+      observedGeneration: generation,
+    };
+    status.phase = machinePhase({ ...machine, spec, status }, obs.bootstrapReady, obs.infraProvisioned);
+    return status;
+  });
 
   let requeue = obs.requeueAfterMs;
   if (ready && !available) requeue = Math.min(requeue ?? Infinity, readySince + minReady - now);

@@ -32,7 +32,7 @@ import {
   type ReconcileResult,
   type Reconciler,
 } from '../common/runtime-types.ts';
-import { controllerOf, iso, writeObject, writeStatus } from '../common/writes.ts';
+import { controllerOf, iso, writeObjectAndStatus } from '../common/writes.ts';
 import { oscNames } from '../openstack-cluster/osc-network.ts';
 import { reconcileOsmDelete } from './osm-delete.ts';
 import { ensureMember, recordedMember } from './osm-member.ts';
@@ -141,8 +141,17 @@ async function reconcileOsm(
     return;
 
   const now = env.deps.clock.now();
+  // The provider ID, once the server is up: written with the next status, whichever it is.
+  let providerID: string | undefined;
   const record: RecordMachine = async (patch) => {
-    osm = await writeStatus(store, osm!, { ...osm!.status, ...patch });
+    const before = osm!;
+    const spec = providerID ? { ...before.spec, providerID } : before.spec;
+    osm = await writeObjectAndStatus(store, before, { ...before, spec }, (generation) => ({
+      ...before.status,
+      ...patch,
+      // a generation observed is the one this write leaves
+      ...(patch.observedGeneration !== undefined ? { observedGeneration: generation } : {}),
+    }));
   };
   const setConditions = async (list: ConditionInput[], extra: Partial<OpenStackMachineStatus> = {}) => {
     await record({ ...extra, conditions: buildConditions(osm!.status.conditions, list, iso(now)) });
@@ -320,9 +329,8 @@ async function reconcileOsm(
       };
     }
 
-    const providerID = openstackProviderId(env.deps.region, server.id);
-    if (osm.spec.providerID !== providerID)
-      osm = await writeObject(store, osm, { ...osm, spec: { ...osm.spec, providerID } });
+    // written with the ready status below, or with the load balancer's wait for a master
+    providerID = openstackProviderId(env.deps.region, server.id);
     const ip =
       server.addresses.find((a) => a.version === 4 && a.type !== 'floating')?.addr ??
       port.ip ??
@@ -335,26 +343,31 @@ async function reconcileOsm(
       if (!member.done) return memberWait(member.waiting, { instanceState });
       conds.push(trueCondition(CapiConditions.APIServerIngressReady));
     }
-    const status: OpenStackMachineStatus = {
-      ...osm.status,
-      ready: true,
-      initialization: { provisioned: true },
-      instanceID: server.id,
-      instanceState: server.status,
-      addresses: [
-        ...(ip ? [{ type: 'InternalIP' as const, address: ip }] : []),
-        { type: 'InternalDNS' as const, address: server.name },
-        { type: 'Hostname' as const, address: server.name },
-      ],
-      ...(server.availabilityZone ? { failureDomain: server.availabilityZone } : {}),
-      conditions: buildConditions(
-        osm.status.conditions,
-        [...conds, trueCondition(CapiConditions.Ready)],
-        iso(now),
-      ),
-      observedGeneration: osm.metadata.generation,
-    };
-    await writeStatus(store, osm, status);
+    const before = osm;
+    await writeObjectAndStatus(
+      store,
+      before,
+      { ...before, spec: { ...before.spec, providerID } },
+      (generation) => ({
+        ...before.status,
+        ready: true,
+        initialization: { provisioned: true },
+        instanceID: server.id,
+        instanceState: server.status,
+        addresses: [
+          ...(ip ? [{ type: 'InternalIP' as const, address: ip }] : []),
+          { type: 'InternalDNS' as const, address: server.name },
+          { type: 'Hostname' as const, address: server.name },
+        ],
+        ...(server.availabilityZone ? { failureDomain: server.availabilityZone } : {}),
+        conditions: buildConditions(
+          before.status.conditions,
+          [...conds, trueCondition(CapiConditions.Ready)],
+          iso(now),
+        ),
+        observedGeneration: generation,
+      }),
+    );
   } catch (err) {
     const terminal = err instanceof TerminalError || isTerminalCloudError(err);
     const message = err instanceof TerminalError ? err.message : cloudErrorMessage(err);

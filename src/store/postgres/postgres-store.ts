@@ -20,6 +20,7 @@ import type {
   ListResult,
   ObjectStore,
   WatchEvent,
+  UpdateOptions,
   WriteOp,
 } from '../types.ts';
 import { isStaleConnection, mapPgError } from './errors.ts';
@@ -309,11 +310,11 @@ export class PostgresStore implements ObjectStore {
     return object;
   }
 
-  private async updateIn(w: WriteTx, incoming: AnyObject): Promise<ApiObject> {
+  private async updateIn(w: WriteTx, incoming: AnyObject, options?: UpdateOptions): Promise<ApiObject> {
     const type = typeOf(incoming);
     const stored = await this.loadIn(w.client, type, incoming.metadata.namespace, incoming.metadata.name);
     const rev = w.take();
-    const out = prepareUpdate(stored, incoming, rev);
+    const out = prepareUpdate(stored, incoming, rev, options);
     await this.writeOutcome(w, type, rev, out.object, out.removed);
     return out.object;
   }
@@ -441,8 +442,8 @@ export class PostgresStore implements ObjectStore {
     return new Map(rows.map((r) => [r.value, toSafeInteger(r.n)]));
   }
 
-  update<T extends AnyObject = ApiObject>(object: T): Promise<T> {
-    return this.write(async (w) => (await this.updateIn(w, object)) as T);
+  update<T extends AnyObject = ApiObject>(object: T, options?: UpdateOptions): Promise<T> {
+    return this.write(async (w) => (await this.updateIn(w, object, options)) as T);
   }
 
   updateStatus<T extends AnyObject = ApiObject>(object: T): Promise<T> {
@@ -468,7 +469,7 @@ export class PostgresStore implements ObjectStore {
             out.push(await this.createIn(w, op.object));
             break;
           case 'update':
-            out.push(await this.updateIn(w, op.object));
+            out.push(await this.updateIn(w, op.object, op.options));
             break;
           case 'updateStatus':
             out.push(await this.updateStatusIn(w, op.object));

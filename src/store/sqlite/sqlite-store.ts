@@ -22,6 +22,7 @@ import type {
   ListResult,
   ObjectStore,
   WatchEvent,
+  UpdateOptions,
   WriteOp,
 } from '../types.ts';
 import { BackgroundCheckpointer } from './checkpointer.ts';
@@ -369,11 +370,11 @@ export class SqliteStore implements ObjectStore {
     return this.remember(rev, object);
   }
 
-  private updateSync(incoming: AnyObject): ApiObject {
+  private updateSync(incoming: AnyObject, options?: UpdateOptions): ApiObject {
     const type = typeOf(incoming);
     const stored = this.loadSync(type, incoming.metadata.namespace, incoming.metadata.name);
     const rev = this.nextRevision();
-    const out = prepareUpdate(stored.object, incoming, rev);
+    const out = prepareUpdate(stored.object, incoming, rev, options);
     this.writeOutcome(type, rev, stored, out.object, out.removed);
     return out.object;
   }
@@ -636,8 +637,8 @@ export class SqliteStore implements ObjectStore {
     return new Map(this.stmts.countByLabel.all(type, key, namespace).map((r) => [r.value, r.n]));
   }
 
-  update<T extends AnyObject = ApiObject>(object: T): Promise<T> {
-    return this.tx(() => this.updateSync(object) as T);
+  update<T extends AnyObject = ApiObject>(object: T, options?: UpdateOptions): Promise<T> {
+    return this.tx(() => this.updateSync(object, options) as T);
   }
 
   updateStatus<T extends AnyObject = ApiObject>(object: T): Promise<T> {
@@ -661,7 +662,7 @@ export class SqliteStore implements ObjectStore {
             case 'create':
               return this.createSync(op.object);
             case 'update':
-              return this.updateSync(op.object);
+              return this.updateSync(op.object, op.options);
             case 'updateStatus':
               return this.updateStatusSync(op.object);
             case 'delete':
