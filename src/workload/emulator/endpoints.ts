@@ -53,10 +53,9 @@ export class Endpoints {
 
   /** Re-issue the endpoint certificate when the CA was rotated or the endpoint host changed. */
   async refresh(emu: EmulatedCluster): Promise<void> {
-    const current = await this.pki.currentCa(emu.capi.metadata);
+    const caVersion = await this.pki.currentCaVersion(emu.capi.metadata);
     const host = emu.capi.spec.controlPlaneEndpoint?.host ?? '';
-    if (!emu.tlsFor || !current || (current.caVersion === emu.tlsFor.caVersion && host === emu.tlsFor.host))
-      return;
+    if (!emu.tlsFor || !caVersion || (caVersion === emu.tlsFor.caVersion && host === emu.tlsFor.host)) return;
     const next = await this.issue(emu);
     emu.listener?.updateTls(next.tls);
     emu.tlsFor = { caVersion: next.caVersion, caPem: next.tls.caPem, host: next.host };

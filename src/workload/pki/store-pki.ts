@@ -243,14 +243,12 @@ export class StorePki implements ClusterPki {
     return { ...pair, caPem: caSecret.certPem, caVersion: caSecret.resourceVersion };
   }
 
-  /** The current Kubernetes CA of a cluster and the version of its Secret, or undefined when the cluster has no CA yet. */
-  async currentCa(
-    cluster: Pick<PkiClusterRef, 'namespace' | 'name'>,
-  ): Promise<{ caPem: string; caVersion: string } | undefined> {
-    const secret = await this.store.get(SECRET_TYPE_KEY, cluster.namespace, caSecretName(cluster.name, 'ca'));
-    if (!secret) return undefined;
-    const kp = readCaSecret(secret);
-    return { caPem: kp.certPem, caVersion: kp.resourceVersion };
+  /**
+   * The version of a cluster's current Kubernetes CA (its Secret's resourceVersion) without
+   * reading the Secret, or undefined when the cluster has no CA yet.
+   */
+  async currentCaVersion(cluster: Pick<PkiClusterRef, 'namespace' | 'name'>): Promise<string | undefined> {
+    return this.store.versionOf(SECRET_TYPE_KEY, cluster.namespace, caSecretName(cluster.name, 'ca'));
   }
 
   // --- internals ---
