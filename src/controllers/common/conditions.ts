@@ -1,4 +1,4 @@
-import { setCondition, type Condition } from '../../domain/index.ts';
+import type { Condition } from '../../domain/index.ts';
 
 /** A condition to set, without its transition time. */
 export interface ConditionInput {
@@ -20,21 +20,22 @@ export function buildConditions(
   keep: readonly string[] = [],
   observedGeneration?: number,
 ): Condition[] {
-  let out: Condition[] = [];
+  // One list built in place (the controllers build conditions on nearly every pass): a type given
+  // twice keeps its first place and takes the later values.
+  const out: Condition[] = [];
   for (const c of next) {
-    const prev = previous?.find((p) => p.type === c.type);
-    out = setCondition(
-      out,
-      {
-        type: c.type,
-        status: c.status,
-        ...(c.reason ? { reason: c.reason } : {}),
-        ...(c.message ? { message: c.message } : {}),
-        ...(observedGeneration === undefined ? {} : { observedGeneration }),
-        ...(prev && prev.status === c.status ? { lastTransitionTime: prev.lastTransitionTime } : {}),
-      },
-      nowIso,
-    );
+    const i = out.findIndex((o) => o.type === c.type);
+    const earlier = i >= 0 ? out[i] : previous?.find((p) => p.type === c.type);
+    const condition: Condition = {
+      type: c.type,
+      status: c.status,
+      ...(c.reason ? { reason: c.reason } : {}),
+      ...(c.message ? { message: c.message } : {}),
+      ...(observedGeneration === undefined ? {} : { observedGeneration }),
+      lastTransitionTime: earlier && earlier.status === c.status ? earlier.lastTransitionTime : nowIso,
+    };
+    if (i >= 0) out[i] = condition;
+    else out.push(condition);
   }
   for (const k of keep) {
     const prev = previous?.find((p) => p.type === k);
