@@ -392,6 +392,32 @@ test('sqlite: a label key counted once is counted without reading its objects, k
   }
 });
 
+test('sqlite: a label key registered in a turn whose commit fails is not counted; its next first count counts what is there', async () => {
+  const store = new SqliteStore({ path: ':memory:' });
+  const sized = (name: string) => ({
+    ...widget(name),
+    metadata: { name, namespace: 'p1', labels: { size: '2:4096' } },
+  });
+  try {
+    const counting = store.countByLabel(type, 'p1', 'size');
+    // a write the database cannot store fails the whole turn, the registration with it
+    const broken = store.create({ ...widget('b'), spec: { size: 10n } });
+    const outcomes = await Promise.allSettled([counting, broken]);
+    assert.deepEqual(
+      outcomes.map((o) => o.status),
+      ['rejected', 'rejected'],
+    );
+    await store.create(sized('a'));
+    await store.create(sized('c'));
+    assert.deepEqual(Object.fromEntries(await store.countByLabel(type, 'p1', 'size')), { '2:4096': 2 });
+    await store.create(sized('d'));
+    await store.delete(type, 'p1', 'a');
+    assert.deepEqual(Object.fromEntries(await store.countByLabel(type, 'p1', 'size')), { '2:4096': 2 });
+  } finally {
+    await store.close();
+  }
+});
+
 /** Two connections to one new SQLite file, closed afterwards. */
 async function withTwoConnections(
   name: string,

@@ -165,9 +165,8 @@ export const sqliteMigrations: { version: number; name: string; sql: string }[] 
     name: 'counts of counted label keys',
     // Version 5 without its cost: counts are kept only for the label keys someone counts by (a
     // key is registered by its first count, in `counted_labels`), so the name and ID labels of
-    // the embedded cloud write no count rows. An object's delete takes its counts down by its
-    // own label rows (a few key lookups, no scan), before those rows go; a label row deleted
-    // after its object is gone (by that same trigger) finds no namespace and changes nothing.
+    // the embedded cloud write no count rows. The store keeps the counts where it writes the
+    // label rows, in the same transaction (no trigger runs for the other labels).
     sql: `
       CREATE TABLE counted_labels (
         type TEXT NOT NULL,
@@ -182,29 +181,6 @@ export const sqliteMigrations: { version: number; name: string; sql: string }[] 
         n INTEGER NOT NULL,
         PRIMARY KEY (type, key, namespace, value)
       ) WITHOUT ROWID;
-      CREATE TRIGGER object_labels_counted_insert AFTER INSERT ON object_labels
-      WHEN EXISTS (SELECT 1 FROM counted_labels WHERE type = NEW.type AND key = NEW.key)
-      BEGIN
-        INSERT INTO label_counts (type, key, namespace, value, n)
-          SELECT NEW.type, NEW.key, o.namespace, NEW.value, 1 FROM objects o
-           WHERE o.type = NEW.type AND o.seq = NEW.seq
-          ON CONFLICT (type, key, namespace, value) DO UPDATE SET n = n + 1;
-      END;
-      CREATE TRIGGER object_labels_counted_delete AFTER DELETE ON object_labels
-      WHEN EXISTS (SELECT 1 FROM counted_labels WHERE type = OLD.type AND key = OLD.key)
-      BEGIN
-        UPDATE label_counts SET n = n - 1
-         WHERE type = OLD.type AND key = OLD.key AND value = OLD.value
-           AND namespace = (SELECT namespace FROM objects WHERE type = OLD.type AND seq = OLD.seq);
-      END;
-      DROP TRIGGER objects_labels_delete;
-      CREATE TRIGGER objects_labels_delete AFTER DELETE ON objects BEGIN
-        UPDATE label_counts SET n = n - 1
-          FROM (SELECT key, value FROM object_labels WHERE seq = OLD.seq) AS l
-         WHERE label_counts.type = OLD.type AND label_counts.key = l.key
-           AND label_counts.namespace = OLD.namespace AND label_counts.value = l.value;
-        DELETE FROM object_labels WHERE seq = OLD.seq;
-      END;
     `,
   },
 ];

@@ -107,8 +107,14 @@ export class SqliteStore implements ObjectStore {
   private notifyPending = false;
   private readonly stmts;
   private readonly cache = new Map<string, Database.Statement<unknown[], unknown>>();
-  /** Label keys (`type\0key`) known to be counted (see {@link countByLabel}). */
+  /**
+   * The label keys counted by (`type\0key`, see {@link countByLabel}), as `counted_labels` held
+   * them when this connection's write transaction began (keys are only ever added: a size that
+   * changed means another connection added one).
+   */
   private readonly countedKeys = new Set<string>();
+  private readonly countedTypes = new Set<string>();
+  private countedRows = -1;
   /** Writes done in the open transaction, told their outcome when it commits (see {@link tx}). */
   private waiting: WaitingWrite[] = [];
   /** A multi-object write: a savepoint of the open transaction. */
@@ -204,6 +210,12 @@ export class SqliteStore implements ObjectStore {
         `SELECT key FROM counted_labels WHERE type = ? AND key = ?`,
       ),
       markCounted: db.prepare<[string, string]>(`INSERT INTO counted_labels (type, key) VALUES (?, ?)`),
+      countedAll: db.prepare<[], { type: string; key: string }>(`SELECT type, key FROM counted_labels`),
+      countedSize: db.prepare<[], { n: number }>(`SELECT count(*) AS n FROM counted_labels`),
+      countAdd: db.prepare<[string, string, string, string, number]>(
+        `INSERT INTO label_counts (type, key, namespace, value, n) VALUES (?, ?, ?, ?, ?)
+           ON CONFLICT (type, key, namespace, value) DO UPDATE SET n = n + excluded.n`,
+      ),
       countExisting: db.prepare<[string, string]>(
         `INSERT INTO label_counts (type, key, namespace, value, n)
            SELECT l.type, l.key, o.namespace, l.value, count(*) FROM object_labels l
@@ -309,7 +321,7 @@ export class SqliteStore implements ObjectStore {
     }
     const data = JSON.stringify(obj);
     this.stmts.insert.run(type, m.namespace, m.name, m.uid, rev, rev, data);
-    this.indexLabels(rev, type, m.labels);
+    this.indexLabels(rev, type, m.namespace, m.labels);
     if (this.feed) this.recordFeed(rev, type, 'ADDED', data);
     return this.remember(rev, obj);
   }
@@ -321,8 +333,40 @@ export class SqliteStore implements ObjectStore {
   }
 
   /** The label index rows of one object (the object's `seq` never changes while it exists). */
-  private indexLabels(seq: number, type: TypeKey, labels: Record<string, string> | undefined): void {
+  private indexLabels(
+    seq: number,
+    type: TypeKey,
+    namespace: string,
+    labels: Record<string, string> | undefined,
+  ): void {
     for (const [key, value] of Object.entries(labels ?? {})) this.stmts.labelAdd.run(seq, type, key, value);
+    this.countLabels(type, namespace, labels, 1);
+  }
+
+  /** Move the counts of an object's counted label keys by `by` (see {@link countByLabel}). */
+  private countLabels(
+    type: TypeKey,
+    namespace: string,
+    labels: Record<string, string> | undefined,
+    by: 1 | -1,
+  ): void {
+    if (!labels || !this.countedTypes.has(type)) return;
+    for (const [key, value] of Object.entries(labels)) {
+      if (this.countedKeys.has(`${type}\0${key}`)) this.stmts.countAdd.run(type, key, namespace, value, by);
+    }
+  }
+
+  /** Read the counted label keys again when another connection added one (or `force`). */
+  private refreshCounted(force = false): void {
+    const rows = this.stmts.countedSize.get()!.n;
+    if (!force && rows === this.countedRows) return;
+    this.countedKeys.clear();
+    this.countedTypes.clear();
+    for (const r of this.stmts.countedAll.all()) {
+      this.countedKeys.add(`${r.type}\0${r.key}`);
+      this.countedTypes.add(r.type);
+    }
+    this.countedRows = rows;
   }
 
   /**
@@ -353,7 +397,8 @@ export class SqliteStore implements ObjectStore {
     const m = object.metadata;
     const data = JSON.stringify(object);
     if (removed) {
-      // the delete trigger drops the object's label rows
+      // the delete trigger drops the object's label rows; the counts are the store's to keep
+      this.countLabels(type, m.namespace, stored.object.metadata.labels, -1);
       this.stmts.remove.run(type, m.namespace, m.name);
       if (this.feed) this.recordFeed(rev, type, 'DELETED', data);
       this.remember(rev, object);
@@ -362,8 +407,9 @@ export class SqliteStore implements ObjectStore {
     }
     this.stmts.replace.run(rev, data, type, m.namespace, m.name);
     if (!sameJson(stored.object.metadata.labels, m.labels)) {
+      this.countLabels(type, m.namespace, stored.object.metadata.labels, -1);
       this.stmts.labelsRemove.run(stored.seq);
-      this.indexLabels(stored.seq, type, m.labels);
+      this.indexLabels(stored.seq, type, m.namespace, m.labels);
     }
     if (this.feed) this.recordFeed(rev, type, 'MODIFIED', data);
     this.updatedInTurn.push([stored.seq, object]);
@@ -447,6 +493,7 @@ export class SqliteStore implements ObjectStore {
     this.stmts.begin.run();
     try {
       this.counterAtBegin = this.stmts.curRev.get()!.value;
+      this.refreshCounted();
     } catch (err) {
       this.stmts.rollback.run();
       throw err;
@@ -509,6 +556,8 @@ export class SqliteStore implements ObjectStore {
     }
     this.revision = undefined;
     this.updatedInTurn = [];
+    // a key registered in the turn is gone with it
+    this.countedRows = -1;
     const batch = this.waiting;
     this.waiting = [];
     for (const w of batch) w.reject(error);
@@ -625,14 +674,14 @@ export class SqliteStore implements ObjectStore {
    * connection's writes keep its counts, so a count costs the same however many objects carry it.
    */
   async countByLabel(type: TypeKey, namespace: string, key: string): Promise<Map<string, number>> {
-    const counted = `${type}\0${key}`;
-    if (!this.countedKeys.has(counted)) {
+    if (!this.countedKeys.has(`${type}\0${key}`)) {
       await this.tx(() => {
         if (this.stmts.isCounted.get(type, key)) return;
         this.stmts.markCounted.run(type, key);
         this.stmts.countExisting.run(type, key);
+        // the turn's later writes count it too
+        this.refreshCounted(true);
       });
-      this.countedKeys.add(counted);
     }
     return new Map(this.stmts.countByLabel.all(type, key, namespace).map((r) => [r.value, r.n]));
   }
