@@ -266,6 +266,20 @@ export function storeSuite(
         await store.delete(k.type, 'p1', 'a');
         assert.deepEqual(await sel('tier=db'), ['c']);
         assert.deepEqual(await sel('tier=web'), ['b']);
+        // some labels changed, one dropped, one added, one left alone
+        const c = (await store.get(k.type, 'p1', 'c'))!;
+        await store.update({
+          ...c,
+          metadata: { ...c.metadata, labels: { tier: 'db', zone: 'az2', disk: 'ssd' } },
+        });
+        assert.deepEqual(await sel('tier=db'), ['c']);
+        assert.deepEqual(await sel('zone=az1'), []);
+        assert.deepEqual(await sel('zone=az2,disk=ssd,tier=db'), ['c']);
+        const c2 = (await store.get(k.type, 'p1', 'c'))!;
+        await store.update({ ...c2, metadata: { ...c2.metadata, labels: { disk: 'ssd' } } });
+        assert.deepEqual(await sel('tier=db'), []);
+        assert.deepEqual(await sel('zone=az2'), []);
+        assert.deepEqual(await sel('disk=ssd'), ['c']);
       });
 
       test('pages with a label selector are filled with matching objects only', async () => {
