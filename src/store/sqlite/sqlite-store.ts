@@ -669,9 +669,9 @@ export class SqliteStore implements ObjectStore {
   }
 
   /**
-   * Counts kept by the database for the label keys counted by (migration 7): the first count of
-   * a key registers it, in a write, and counts what is already there; from then on every
-   * connection's writes keep its counts, so a count costs the same however many objects carry it.
+   * Counts the store keeps for the label keys counted by (migration 7): the first count of a key
+   * registers it, in a write, and counts what is already there; from then on every connection's
+   * writes keep its counts, so a count costs the same however many objects carry it.
    */
   async countByLabel(type: TypeKey, namespace: string, key: string): Promise<Map<string, number>> {
     if (!this.countedKeys.has(`${type}\0${key}`)) {
