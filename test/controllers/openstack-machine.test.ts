@@ -77,7 +77,8 @@ async function applyMachine(
   await f.store.create({
     apiVersion: INFRA_API_VERSION,
     kind: 'OpenStackMachine',
-    metadata: { name, namespace: f.projectId },
+    // as a MachineSet or control plane makes it from its template
+    metadata: { name, namespace: f.projectId, labels: { 'cluster.x-k8s.io/cluster-name': cluster } },
     spec: {
       flavor: opts.flavor ?? 'm1.small',
       image: { filter: { name: opts.image ?? 'ubuntu-22.04-kube' } },
@@ -649,6 +650,80 @@ void test('a cluster\u2019s reference checks and its machines share one flavor a
       );
     }
     assert.equal(lists().length - from, 4);
+  } finally {
+    await f.close();
+  }
+});
+
+void test('a new machine waiting for its cluster network has its finalizer and the reason it waits in one write; the finalizer is stored before its first cloud request', async () => {
+  const f = await startInfra();
+  try {
+    await addKeypair(f);
+    // a Cluster whose OpenStackCluster does not exist yet: its machines wait for the network
+    await f.store.create({
+      apiVersion: CAPI_API_VERSION,
+      kind: 'Cluster',
+      metadata: { name: 'c20', namespace: f.projectId },
+      spec: {
+        infrastructureRef: {
+          apiGroup: 'infrastructure.cluster.x-k8s.io',
+          kind: 'OpenStackCluster',
+          name: 'c20',
+        },
+      },
+    });
+    const start = await f.store.currentRevision();
+    await applyMachine(f, 'c20', 'c20-w-1', { az: 'AZ-1' });
+    const waiting = await f.until('the machine to wait for the network', async () => {
+      const o = await f.store.get<OpenStackMachineObject>(CapiTypes.OpenStackMachine, f.projectId, 'c20-w-1');
+      return o?.status.conditions?.some((c) => c.reason === 'WaitingForInfrastructure') ? o : undefined;
+    });
+    const versions = async () =>
+      (await f.store.changes(start, { types: [CapiTypes.OpenStackMachine] })).map(
+        (e) => e.object as OpenStackMachineObject,
+      );
+    const first = await versions();
+    // created, adopted by its Machine, then the machine's own first pass: one write
+    assert.equal(first.length, 3);
+    assert.equal(first[1]!.metadata.ownerReferences[0]?.kind, 'Machine');
+    assert.deepEqual(first[1]!.metadata.finalizers, []);
+    assert.deepEqual(first[2]!.metadata.finalizers, ['openstackmachine.infrastructure.cluster.x-k8s.io']);
+    assert.equal(first[2]!.metadata.resourceVersion, waiting.metadata.resourceVersion);
+
+    // A second machine, once the network is there: the store has its finalizer whenever the
+    // cloud is asked to make something for it.
+    const atCloudRequest: Promise<OpenStackMachineObject | undefined>[] = [];
+    const push = f.requests.push.bind(f.requests);
+    f.requests.push = (...items: string[]) => {
+      if (items.some((r) => r.startsWith('POST ')))
+        atCloudRequest.push(f.store.get(CapiTypes.OpenStackMachine, f.projectId, 'c20-w-2'));
+      return push(...items);
+    };
+    await f.store.create({
+      apiVersion: INFRA_API_VERSION,
+      kind: 'OpenStackCluster',
+      metadata: { name: 'c20', namespace: f.projectId },
+      spec: {
+        managedSubnets: [{ cidr: '10.6.0.0/24' }],
+        externalNetwork: { filter: { name: 'public' } },
+        apiServerLoadBalancer: { enabled: true },
+      },
+    });
+    await f.until('the first machine to be ACTIVE', async () => {
+      const o = await f.store.get<OpenStackMachineObject>(CapiTypes.OpenStackMachine, f.projectId, 'c20-w-1');
+      return o?.status.initialization?.provisioned;
+    });
+    atCloudRequest.length = 0;
+    await applyMachine(f, 'c20', 'c20-w-2', { az: 'AZ-1' });
+    await f.until('the second server to be ACTIVE', async () => {
+      const o = await f.store.get<OpenStackMachineObject>(CapiTypes.OpenStackMachine, f.projectId, 'c20-w-2');
+      return o?.status.initialization?.provisioned;
+    });
+    const seen = await Promise.all(atCloudRequest);
+    assert.ok(seen.length >= 2, 'a port and a server were asked for');
+    for (const o of seen)
+      assert.deepEqual(o?.metadata.finalizers, ['openstackmachine.infrastructure.cluster.x-k8s.io']);
+    await deleteAll(f, 'c20', 'c20-w-1', 'c20-w-2');
   } finally {
     await f.close();
   }

@@ -122,37 +122,36 @@ async function reconcileOsm(
   if (!machine || machine.metadata.uid !== owner?.uid || !cluster || isPaused(cluster, osm)) return;
   // The cluster is going: nothing is built or checked any more, its deletion comes to each machine.
   if (cluster.metadata.deletionTimestamp) return;
-  if (!osm.metadata.finalizers.includes(CapiFinalizers.openStackMachine)) {
-    osm = await store.update<OpenStackMachineObject>({
-      ...osm,
-      metadata: {
-        ...osm.metadata,
-        finalizers: [...osm.metadata.finalizers, CapiFinalizers.openStackMachine],
-      },
-    });
-  }
+  const now = env.deps.clock.now();
+  // The provider ID, once the server is up: written with the next status, whichever it is.
+  let providerID: string | undefined;
+  // The finalizer goes with the pass's first write, and at the latest before its first cloud
+  // call: a new machine's first pass (it waits for the cluster's network) is one write, not two.
+  let finalizerDue = !osm.metadata.finalizers.includes(CapiFinalizers.openStackMachine);
+  const record: RecordMachine = async (patch) => {
+    const before = osm!;
+    const spec = providerID ? { ...before.spec, providerID } : before.spec;
+    const metadata = finalizerDue
+      ? { ...before.metadata, finalizers: [...before.metadata.finalizers, CapiFinalizers.openStackMachine] }
+      : before.metadata;
+    osm = await writeObjectAndStatus(store, before, { ...before, metadata, spec }, (generation) => ({
+      ...before.status,
+      ...patch,
+      // a generation observed is the one this write leaves
+      ...(patch.observedGeneration !== undefined ? { observedGeneration: generation } : {}),
+    }));
+    finalizerDue = false;
+  };
   const ready = osm.status.conditions?.find((c) => c.type === CapiConditions.Ready);
   if (
     ready?.status === 'False' &&
     ready.reason &&
     TERMINAL.has(ready.reason) &&
     (osm.status.observedGeneration ?? 0) >= osm.metadata.generation
-  )
+  ) {
+    if (finalizerDue) await record({});
     return;
-
-  const now = env.deps.clock.now();
-  // The provider ID, once the server is up: written with the next status, whichever it is.
-  let providerID: string | undefined;
-  const record: RecordMachine = async (patch) => {
-    const before = osm!;
-    const spec = providerID ? { ...before.spec, providerID } : before.spec;
-    osm = await writeObjectAndStatus(store, before, { ...before, spec }, (generation) => ({
-      ...before.status,
-      ...patch,
-      // a generation observed is the one this write leaves
-      ...(patch.observedGeneration !== undefined ? { observedGeneration: generation } : {}),
-    }));
-  };
+  }
   const setConditions = async (list: ConditionInput[], extra: Partial<OpenStackMachineStatus> = {}) => {
     await record({ ...extra, conditions: buildConditions(osm!.status.conditions, list, iso(now)) });
   };
@@ -173,6 +172,7 @@ async function reconcileOsm(
     return;
   }
   const controlPlane = CapiLabels.controlPlane in machine.metadata.labels;
+  if (finalizerDue) await record({});
   try {
     const cloud = await env.deps.cloud(ns);
     const { resolved, fresh } = await resolve(
