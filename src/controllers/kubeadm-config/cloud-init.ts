@@ -54,19 +54,26 @@ export function kubeadmApiVersion(version: string): string {
   return (kubeMinor(version) ?? 31) >= 31 ? 'kubeadm.k8s.io/v1beta4' : 'kubeadm.k8s.io/v1beta3';
 }
 
-/** The hashes of the CAs seen last: every joining machine of a cluster renders the same one. */
+/**
+ * The hashes of the CAs used last: every joining machine of a cluster renders the same one. A
+ * region builds many clusters at once and their joins interleave, so enough are kept for a
+ * thousand clusters in progress: at most about 1.5 MB of certificates.
+ */
 const caHashes = new Map<string, string>();
-const CA_HASHES_KEPT = 256;
+const CA_HASHES_KEPT = 2048;
 
 /** `sha256:<hex>` of the CA's public key, as `kubeadm join --discovery-token-ca-cert-hash` wants it. */
 export function caCertHash(caPem: string): string {
   let hash = caHashes.get(caPem);
-  if (hash === undefined) {
+  if (hash !== undefined) {
+    // the most recently used last, so the map drops the least recently used first
+    caHashes.delete(caPem);
+  } else {
     const spki = new X509Certificate(caPem).publicKey.export({ type: 'spki', format: 'der' });
     hash = `sha256:${createHash('sha256').update(spki).digest('hex')}`;
     if (caHashes.size >= CA_HASHES_KEPT) caHashes.delete(caHashes.keys().next().value!);
-    caHashes.set(caPem, hash);
   }
+  caHashes.set(caPem, hash);
   return hash;
 }
 
