@@ -208,6 +208,29 @@ void test('cluster create checks the cluster values over the template ones: a ke
   assert.match(noflavor.detail, /^Unable to find flavor m9\.huge/);
 });
 
+void test('cluster create looks a flavor up once when masters and workers share it', async () => {
+  const flavorLookups: string[] = [];
+  const count = (req: { url?: string }) => {
+    if (req.url && /\/flavors(\/|\?|$)/.test(req.url)) flavorLookups.push(req.url);
+  };
+  m.app.server.on('request', count);
+  try {
+    const res = await call('POST', '/v1/clusters', {
+      cluster_template_id: 'checked',
+      name: 'one-flavor',
+      master_count: 1,
+      node_count: 1,
+      master_flavor_id: 'm1.medium',
+      flavor_id: 'm1.medium',
+      keypair: 'my-keypair',
+    });
+    assert.equal(res.status, 202, res.detail);
+    assert.equal(flavorLookups.length, 1, flavorLookups.join(', '));
+  } finally {
+    m.app.server.off('request', count);
+  }
+});
+
 void test('nodegroup create checks a given flavor and image', async () => {
   const c = await call('GET', '/v1/clusters/ok');
   const uuid = String(c.body!.uuid);

@@ -55,7 +55,8 @@ export async function checkResources(
     const driver = img.properties.magnum_driver;
     if (driver) facts.driver = driver;
   }
-  for (const flavor of [refs.flavor, refs.masterFlavor]) {
+  // the same flavor for masters and workers (the usual case) is looked up once
+  for (const flavor of new Set([refs.flavor, refs.masterFlavor])) {
     if (!flavor) continue;
     const f = await cloud.findFlavor(auth, flavor);
     if (f === 'ambiguous') throw ambiguous('flavor', flavor);
