@@ -1,10 +1,14 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import {
+  controlPlaneForCluster,
   deletionView,
+  deploymentForCluster,
   healthCheckForMagnum,
   machineForHealthChecks,
   machineForOwners,
+  oscForCluster,
+  oscForMagnum,
   specViewExcept,
 } from '../../src/controllers/common/views.ts';
 import type { Env } from '../../src/controllers/common/env.ts';
@@ -203,5 +207,183 @@ void test('a reader waiting for machines to go is woken by a deletion only', () 
       metadata: { ...m.metadata, deletionTimestamp: '2026-01-01T00:09:00.000Z' },
     }),
     true,
+  );
+});
+
+void test('a Cluster is not woken by the IDs its OpenStackCluster records while it builds, but is by what it mirrors', () => {
+  const building: ApiObject = {
+    apiVersion: 'infrastructure.cluster.x-k8s.io/v1beta1',
+    kind: 'OpenStackCluster',
+    metadata: {
+      name: 'c1',
+      namespace: 'p1',
+      uid: 'u1',
+      resourceVersion: '5',
+      generation: 1,
+      creationTimestamp: '2026-01-01T00:00:00.000Z',
+      labels: { 'cluster.x-k8s.io/cluster-name': 'c1' },
+      annotations: {},
+      ownerReferences: [],
+      finalizers: [],
+    },
+    spec: { apiServerLoadBalancer: { enabled: true } },
+    status: {
+      network: { id: 'n1' },
+      conditions: [
+        {
+          type: 'Ready',
+          status: 'False',
+          reason: 'Provisioning',
+          message: 'waiting for the load balancer',
+          lastTransitionTime: '2026-01-01T00:00:00.000Z',
+        },
+      ],
+    },
+  };
+  const status = building.status;
+  const quiet: [string, ApiObject][] = [
+    ['a router', { ...building, status: { ...status, router: { id: 'r1' } } }],
+    ['a load balancer ID', { ...building, status: { ...status, apiServerLoadBalancer: { id: 'lb1' } } }],
+  ];
+  for (const [what, after] of quiet) {
+    assert.equal(wakes(oscForCluster, building, after), false, `Cluster: ${what}`);
+    assert.equal(wakes(oscForMagnum, building, after), false, `Magnum: ${what}`);
+  }
+  const loud: [string, ApiObject][] = [
+    ['its readiness', setCondition(building, { type: 'Ready', status: 'True' })],
+    [
+      'a new waiting message',
+      setCondition(building, { type: 'Ready', status: 'False', message: 'waiting for the floating IP' }),
+    ],
+    ['provisioned', { ...building, status: { ...status, initialization: { provisioned: true } } }],
+    [
+      'the endpoint in its spec',
+      {
+        ...building,
+        metadata: { ...building.metadata, generation: 2 },
+        spec: { controlPlaneEndpoint: { host: '172.24.0.9', port: 6443 } },
+      },
+    ],
+    [
+      'an adoption',
+      {
+        ...building,
+        metadata: {
+          ...building.metadata,
+          ownerReferences: [
+            { apiVersion: 'cluster.x-k8s.io/v1beta2', kind: 'Cluster', name: 'c1', uid: 'c' },
+          ],
+        },
+      },
+    ],
+  ];
+  for (const [what, after] of loud) {
+    assert.equal(wakes(oscForCluster, building, after), true, `Cluster: ${what}`);
+    assert.equal(wakes(oscForMagnum, building, after), true, `Magnum: ${what}`);
+  }
+  // the Cluster spreads its machines over the failure domains; Magnum does not read them
+  const failureDomains = { ...building, status: { ...status, failureDomains: [{ name: 'AZ-1' }] } };
+  assert.equal(wakes(oscForCluster, building, failureDomains), true, 'Cluster: failure domains');
+  assert.equal(wakes(oscForMagnum, building, failureDomains), false, 'Magnum: failure domains');
+  // the Magnum driver also reports the steps of the build, the address and the deletion
+  const magnumOnly: [string, ApiObject][] = [
+    ['a step of the build', setCondition(building, { type: 'NetworkReady', status: 'True' })],
+    [
+      'the address',
+      { ...building, status: { ...status, apiServerLoadBalancer: { id: 'lb1', ip: '172.24.0.9' } } },
+    ],
+    [
+      'its deletion',
+      setCondition(building, { type: 'Deleting', status: 'True', message: 'deleting the load balancer' }),
+    ],
+  ];
+  for (const [what, after] of magnumOnly)
+    assert.equal(wakes(oscForMagnum, building, after), true, `Magnum: ${what}`);
+});
+
+void test('a Cluster is woken by the control plane and deployment counters and availability it reports, not by their other conditions', () => {
+  const base = (kind: string, status: Record<string, unknown>): ApiObject => ({
+    apiVersion: 'x/v1',
+    kind,
+    metadata: {
+      name: 'c1',
+      namespace: 'p1',
+      uid: 'u1',
+      resourceVersion: '5',
+      generation: 1,
+      creationTimestamp: '2026-01-01T00:00:00.000Z',
+      labels: {},
+      annotations: {},
+      ownerReferences: [],
+      finalizers: [],
+    },
+    spec: { replicas: 3 },
+    status,
+  });
+  const cp = base('KubeadmControlPlane', {
+    replicas: 1,
+    readyReplicas: 0,
+    conditions: [
+      {
+        type: 'Available',
+        status: 'False',
+        reason: 'NotAvailable',
+        message: '0 of 3',
+        lastTransitionTime: '2026-01-01T00:00:00.000Z',
+      },
+    ],
+  });
+  assert.equal(
+    wakes(controlPlaneForCluster, cp, setCondition(cp, { type: 'MachinesReady', status: 'False' })),
+    false,
+    'another condition',
+  );
+  assert.equal(
+    wakes(controlPlaneForCluster, cp, { ...cp, status: { ...(cp.status as object), readyReplicas: 1 } }),
+    true,
+    'a ready replica',
+  );
+  assert.equal(
+    wakes(controlPlaneForCluster, cp, {
+      ...cp,
+      status: { ...(cp.status as object), initialization: { controlPlaneInitialized: true } },
+    }),
+    true,
+    'initialized',
+  );
+  assert.equal(
+    wakes(controlPlaneForCluster, cp, setCondition(cp, { type: 'Available', status: 'True' })),
+    true,
+    'available',
+  );
+  assert.equal(
+    wakes(controlPlaneForCluster, cp, {
+      ...cp,
+      metadata: { ...cp.metadata, generation: 2 },
+      spec: { replicas: 5 },
+    }),
+    true,
+    'a resize',
+  );
+  const md = base('MachineDeployment', { availableReplicas: 1, conditions: [] });
+  assert.equal(
+    wakes(deploymentForCluster, md, setCondition(md, { type: 'MachineSetReady', status: 'False' })),
+    false,
+    'another condition',
+  );
+  assert.equal(
+    wakes(deploymentForCluster, md, { ...md, status: { ...(md.status as object), availableReplicas: 2 } }),
+    true,
+    'an available replica',
+  );
+  assert.equal(
+    wakes(deploymentForCluster, md, { ...md, status: { ...(md.status as object), upToDateReplicas: 2 } }),
+    true,
+    'an up-to-date replica',
+  );
+  assert.equal(
+    wakes(deploymentForCluster, md, setCondition(md, { type: 'Available', status: 'True' })),
+    true,
+    'available',
   );
 });

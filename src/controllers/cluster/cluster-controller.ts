@@ -29,7 +29,12 @@ import { iso, ownerRef, withOwnerRef, writeObject, writeStatus } from '../common
 import { machineIsReady } from '../machine/machine-controller.ts';
 import { reconcileClusterDelete } from './cluster-delete.ts';
 import { clusterPhase } from './cluster-phases.ts';
-import { machineForOwners } from '../common/views.ts';
+import {
+  controlPlaneForCluster,
+  deploymentForCluster,
+  machineForOwners,
+  oscForCluster,
+} from '../common/views.ts';
 
 /**
  * The Cluster controller: adopts its infrastructure cluster and control plane (owner
@@ -48,9 +53,9 @@ export function clusterReconciler(env: Env): Reconciler {
     coalesceMs: env.settings.coalesceMs,
     type: CapiTypes.Cluster,
     watches: [
-      { type: CapiTypes.OpenStackCluster, map: byLabel },
-      { type: CapiTypes.KubeadmControlPlane, map: byLabel },
-      { type: CapiTypes.MachineDeployment, map: byLabel },
+      { type: CapiTypes.OpenStackCluster, map: byLabel, view: oscForCluster },
+      { type: CapiTypes.KubeadmControlPlane, map: byLabel, view: controlPlaneForCluster },
+      { type: CapiTypes.MachineDeployment, map: byLabel, view: deploymentForCluster },
       { type: CapiTypes.Machine, map: byLabel, view: machineForOwners },
     ],
     reconcile: (ctx, ref) => reconcileCluster(env, ctx, ref),

@@ -113,18 +113,62 @@ function machineView(o: ApiObject, messages: boolean): unknown {
 
 /**
  * An object whose status another controller mirrors (a machine's infrastructure or bootstrap
- * object): metadata, spec, the named status fields and its Ready condition, message included.
+ * object, a cluster's infrastructure, control plane and machine deployments): metadata, spec,
+ * the named status fields and one condition, message included (Ready unless named).
  */
-export function mirroredView(fields: readonly string[]): (o: ApiObject) => unknown {
+export function mirroredView(
+  fields: readonly string[],
+  condition: string = CapiConditions.Ready,
+): (o: ApiObject) => unknown {
   return (o) => {
-    const ready = (o as StatusOf).status?.conditions?.find((c) => c.type === CapiConditions.Ready);
+    const mirrored = (o as StatusOf).status?.conditions?.find((c) => c.type === condition);
     return [
       metadataView(o),
       statusFields(o, fields),
-      ready ? [ready.status, ready.reason ?? '', ready.message ?? ''] : null,
+      mirrored ? [mirrored.status, mirrored.reason ?? '', mirrored.message ?? ''] : null,
     ];
   };
 }
+
+/**
+ * An OpenStackCluster as its Cluster reads it: whether it is provisioned, its failure domains,
+ * its Ready condition (mirrored as InfrastructureReady) and its spec (the endpoint). Not the
+ * network, router, security group and load balancer IDs it records one by one while it builds.
+ */
+export const oscForCluster = mirroredView(['initialization', 'ready', 'failureDomains']);
+
+/**
+ * An OpenStackCluster as the Magnum driver reads it: its conditions with their messages (the
+ * cluster's status reason while it builds and while it is deleted), whether it is provisioned,
+ * and the load balancer address Magnum reports. Not the IDs it records one by one.
+ */
+export const oscForMagnum = (o: ApiObject): unknown => {
+  const lb = (o as { status?: { apiServerLoadBalancer?: { ip?: string } } }).status?.apiServerLoadBalancer;
+  return [
+    metadataView(o),
+    statusFields(o, ['initialization', 'ready']),
+    lb?.ip ?? null,
+    conditionsView(o, true),
+  ];
+};
+
+/**
+ * A control plane as its Cluster reads it: initialized or not, the replica counters the Cluster
+ * reports, and its Available condition (mirrored as ControlPlaneAvailable).
+ */
+export const controlPlaneForCluster = mirroredView(
+  ['initialization', 'replicas', 'readyReplicas', 'availableReplicas', 'upToDateReplicas'],
+  CapiConditions.Available,
+);
+
+/**
+ * A MachineDeployment as its Cluster reads it: the replicas it wants (spec), has available and
+ * up to date, and its Available condition.
+ */
+export const deploymentForCluster = mirroredView(
+  ['availableReplicas', 'upToDateReplicas'],
+  CapiConditions.Available,
+);
 
 /** A Machine as the Magnum driver reads it: {@link machineForOwners} with the condition messages it reports. */
 export const machineForMagnum = (o: ApiObject): unknown => machineView(o, true);

@@ -44,7 +44,7 @@ import {
   infraVerdict,
   type Verdict,
 } from './magnum-status.ts';
-import { healthCheckForMagnum, machineForMagnum } from '../common/views.ts';
+import { healthCheckForMagnum, machineForMagnum, oscForMagnum } from '../common/views.ts';
 
 /** Annotation on the CAPI Cluster: `<generation key>@<time>` of the operation in progress. */
 export const OPERATION_ANNOTATION = 'magnum.magnetar.io/operation';
@@ -85,7 +85,7 @@ export function magnumClusterReconciler(env: Env): Reconciler {
     watches: [
       { type: MagnumTypes.NodeGroup, map: toMagnum },
       { type: CapiTypes.Cluster, map: toMagnum },
-      { type: CapiTypes.OpenStackCluster, map: toMagnum },
+      { type: CapiTypes.OpenStackCluster, map: toMagnum, view: oscForMagnum },
       { type: CapiTypes.KubeadmControlPlane, map: toMagnum },
       { type: CapiTypes.MachineDeployment, map: toMagnum },
       { type: CapiTypes.Machine, map: toMagnum, view: machineForMagnum },
