@@ -333,57 +333,33 @@ void test('a Cluster is woken by the control plane and deployment counters and a
       },
     ],
   });
-  assert.equal(
-    wakes(controlPlaneForCluster, cp, setCondition(cp, { type: 'MachinesReady', status: 'False' })),
-    false,
-    'another condition',
-  );
-  assert.equal(
-    wakes(controlPlaneForCluster, cp, { ...cp, status: { ...(cp.status as object), readyReplicas: 1 } }),
-    true,
-    'a ready replica',
-  );
-  assert.equal(
-    wakes(controlPlaneForCluster, cp, {
-      ...cp,
-      status: { ...(cp.status as object), initialization: { controlPlaneInitialized: true } },
-    }),
-    true,
-    'initialized',
-  );
-  assert.equal(
-    wakes(controlPlaneForCluster, cp, setCondition(cp, { type: 'Available', status: 'True' })),
-    true,
-    'available',
-  );
-  assert.equal(
-    wakes(controlPlaneForCluster, cp, {
-      ...cp,
-      metadata: { ...cp.metadata, generation: 2 },
-      spec: { replicas: 5 },
-    }),
-    true,
-    'a resize',
-  );
+  const cpStatus = cp.status as object;
+  expectWakes(controlPlaneForCluster, cp, [
+    ['another condition', setCondition(cp, { type: 'MachinesReady', status: 'False' }), false],
+    ['a ready replica', { ...cp, status: { ...cpStatus, readyReplicas: 1 } }, true],
+    [
+      'initialized',
+      { ...cp, status: { ...cpStatus, initialization: { controlPlaneInitialized: true } } },
+      true,
+    ],
+    ['available', setCondition(cp, { type: 'Available', status: 'True' }), true],
+    ['a resize', { ...cp, metadata: { ...cp.metadata, generation: 2 }, spec: { replicas: 5 } }, true],
+  ]);
   const md = base('MachineDeployment', { availableReplicas: 1, conditions: [] });
-  assert.equal(
-    wakes(deploymentForCluster, md, setCondition(md, { type: 'MachineSetReady', status: 'False' })),
-    false,
-    'another condition',
-  );
-  assert.equal(
-    wakes(deploymentForCluster, md, { ...md, status: { ...(md.status as object), availableReplicas: 2 } }),
-    true,
-    'an available replica',
-  );
-  assert.equal(
-    wakes(deploymentForCluster, md, { ...md, status: { ...(md.status as object), upToDateReplicas: 2 } }),
-    true,
-    'an up-to-date replica',
-  );
-  assert.equal(
-    wakes(deploymentForCluster, md, setCondition(md, { type: 'Available', status: 'True' })),
-    true,
-    'available',
-  );
+  const mdStatus = md.status as object;
+  expectWakes(deploymentForCluster, md, [
+    ['another condition', setCondition(md, { type: 'MachineSetReady', status: 'False' }), false],
+    ['an available replica', { ...md, status: { ...mdStatus, availableReplicas: 2 } }, true],
+    ['an up-to-date replica', { ...md, status: { ...mdStatus, upToDateReplicas: 2 } }, true],
+    ['available', setCondition(md, { type: 'Available', status: 'True' }), true],
+  ]);
 });
+
+/** Each change of `before` wakes a reader with `view`, or does not, as its row says. */
+function expectWakes(
+  view: (o: ApiObject) => unknown,
+  before: ApiObject,
+  rows: [string, ApiObject, boolean][],
+): void {
+  for (const [what, after, woken] of rows) assert.equal(wakes(view, before, after), woken, what);
+}
