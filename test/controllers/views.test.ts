@@ -214,18 +214,7 @@ void test('a Cluster is not woken by the IDs its OpenStackCluster records while 
   const building: ApiObject = {
     apiVersion: 'infrastructure.cluster.x-k8s.io/v1beta1',
     kind: 'OpenStackCluster',
-    metadata: {
-      name: 'c1',
-      namespace: 'p1',
-      uid: 'u1',
-      resourceVersion: '5',
-      generation: 1,
-      creationTimestamp: '2026-01-01T00:00:00.000Z',
-      labels: { 'cluster.x-k8s.io/cluster-name': 'c1' },
-      annotations: {},
-      ownerReferences: [],
-      finalizers: [],
-    },
+    metadata: childMetadata({ 'cluster.x-k8s.io/cluster-name': 'c1' }),
     spec: { apiServerLoadBalancer: { enabled: true } },
     status: {
       network: { id: 'n1' },
@@ -305,18 +294,7 @@ void test('a Cluster is woken by the control plane and deployment counters and a
   const base = (kind: string, status: Record<string, unknown>): ApiObject => ({
     apiVersion: 'x/v1',
     kind,
-    metadata: {
-      name: 'c1',
-      namespace: 'p1',
-      uid: 'u1',
-      resourceVersion: '5',
-      generation: 1,
-      creationTimestamp: '2026-01-01T00:00:00.000Z',
-      labels: {},
-      annotations: {},
-      ownerReferences: [],
-      finalizers: [],
-    },
+    metadata: childMetadata({}),
     spec: { replicas: 3 },
     status,
   });
@@ -354,6 +332,22 @@ void test('a Cluster is woken by the control plane and deployment counters and a
     ['available', setCondition(md, { type: 'Available', status: 'True' }), true],
   ]);
 });
+
+/** The metadata of a cluster's child object `c1` in project `p1`, at its first generation. */
+function childMetadata(labels: Record<string, string>): ApiObject['metadata'] {
+  return {
+    name: 'c1',
+    namespace: 'p1',
+    uid: 'u1',
+    resourceVersion: '5',
+    generation: 1,
+    creationTimestamp: '2026-01-01T00:00:00.000Z',
+    labels,
+    annotations: {},
+    ownerReferences: [],
+    finalizers: [],
+  };
+}
 
 /** Each change of `before` wakes a reader with `view`, or does not, as its row says. */
 function expectWakes(
