@@ -1,7 +1,7 @@
 import type { Worker } from 'node:worker_threads';
 import type { Logger } from '../../domain/index.ts';
 import { startModuleWorker, threadCpuSeconds } from '../../domain/index.ts';
-import type { IssueKeyPairOptions, PemKeyPair } from './certificates.ts';
+import type { IssueKeyPairOptions, PemKeyPair } from './issuing.ts';
 import { inlineKeyMaker, type KeyMaker } from './key-maker.ts';
 
 interface Pending {

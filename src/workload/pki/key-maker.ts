@@ -1,11 +1,13 @@
+import type { SigningCa } from './certificates.ts';
 import {
   createCa,
   createServiceAccountKey,
   issueKeyPair,
+  issuingCa,
   type IssueKeyPairOptions,
+  type IssuingCa,
   type PemKeyPair,
-  type SigningCa,
-} from './certificates.ts';
+} from './issuing.ts';
 import { importSigningKey, x509 } from './x509.ts';
 
 /**
@@ -26,17 +28,22 @@ export interface KeyMaker {
 /** CAs whose parsed certificate and imported key a key maker keeps at hand. */
 const SIGNING_CACHE = 256;
 
-/** A CA's PEM pair as a signing CA: parsed and imported once per CA, not once per certificate. */
-export class SigningCaCache {
-  private readonly cas = new Map<string, Promise<SigningCa>>();
+/**
+ * A CA's PEM pair made ready to sign (`load`), once per CA, not once per certificate: the
+ * most recently used {@link SIGNING_CACHE} are kept.
+ */
+export class SigningCaCache<T> {
+  private readonly cas = new Map<string, Promise<T>>();
 
-  get(ca: PemKeyPair): Promise<SigningCa> {
+  constructor(private readonly load: (ca: PemKeyPair) => Promise<T>) {}
+
+  get(ca: PemKeyPair): Promise<T> {
     const id = ca.certPem;
     let hit = this.cas.get(id);
     if (hit) {
       this.cas.delete(id); // most recently used last
     } else {
-      hit = importSigningKey(ca.keyPem).then((key) => ({ cert: new x509.X509Certificate(ca.certPem), key }));
+      hit = this.load(ca);
       hit.catch(() => this.cas.delete(id));
       while (this.cas.size >= SIGNING_CACHE) this.cas.delete(this.cas.keys().next().value!);
     }
@@ -45,12 +52,20 @@ export class SigningCaCache {
   }
 }
 
+/** CAs ready to sign certificate requests (`signCsr`). */
+export function csrSigningCas(): SigningCaCache<SigningCa> {
+  return new SigningCaCache(async (ca) => ({
+    cert: new x509.X509Certificate(ca.certPem),
+    key: await importSigningKey(ca.keyPem),
+  }));
+}
+
 /** Make keys on the calling thread. */
 export function inlineKeyMaker(): KeyMaker {
-  const signing = new SigningCaCache();
+  const issuing = new SigningCaCache<IssuingCa>(async (ca) => issuingCa(ca));
   return {
     createCa,
     createServiceAccountKey,
-    issueKeyPair: async (ca, options) => issueKeyPair(await signing.get(ca), options),
+    issueKeyPair: async (ca, options) => issueKeyPair(await issuing.get(ca), options),
   };
 }

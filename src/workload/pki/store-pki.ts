@@ -20,10 +20,10 @@ import {
   type CaPurpose,
   type StoredKeyPair,
 } from './ca-secrets.ts';
-import type { PemKeyPair } from './certificates.ts';
+import type { PemKeyPair } from './issuing.ts';
 import { signCsr } from './csr-signing.ts';
 import { open, seal } from './encryption.ts';
-import { inlineKeyMaker, SigningCaCache, type KeyMaker } from './key-maker.ts';
+import { csrSigningCas, inlineKeyMaker, type KeyMaker } from './key-maker.ts';
 import { renderKubeconfig } from './kubeconfig.ts';
 
 /** Options of {@link StorePki}. */
@@ -89,7 +89,7 @@ export class StorePki implements ClusterPki {
   /** Each cluster's Kubernetes CA with its key decrypted, per Secret version. */
   private readonly signing = new Map<string, CacheEntry<PemKeyPair>>();
   /** CAs parsed for signing certificate requests (a tenant's `ca sign`; rare). */
-  private readonly csrSigning = new SigningCaCache();
+  private readonly csrSigning = csrSigningCas();
   private readonly clientTls = new Map<string, CacheEntry<ClientTlsOptions>>();
   /** Each cluster's CA Secret as read, kept while its version in the store stays the same. */
   private readonly caSecrets = new Map<string, CacheEntry<StoredKeyPair>>();

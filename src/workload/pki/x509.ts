@@ -3,10 +3,9 @@ import * as x509 from '@peculiar/x509';
 import { createPublicKey, randomBytes, webcrypto } from 'node:crypto';
 
 /**
- * The X.509 toolkit of the workload layer: `@peculiar/x509` on Node's WebCrypto, plus the
- * few key helpers the CA, CSR signing and certificate issuing share. Generated keys are
- * ECDSA P-256 (cheap enough to create thousands of cluster CAs); RSA appears only in
- * certificate requests that clients bring.
+ * The X.509 toolkit of the workload layer for certificate requests clients bring:
+ * `@peculiar/x509` on Node's WebCrypto, plus the key helpers CSR signing uses. CA keys are
+ * ECDSA P-256 (see `issuing.ts`); RSA appears only in the requests.
  */
 
 x509.cryptoProvider.set(webcrypto as unknown as Crypto);
@@ -16,25 +15,8 @@ export { x509 };
 /** WebCrypto's subtle interface. */
 export const subtle = webcrypto.subtle as unknown as SubtleCrypto;
 
-/** Key generation, import and signing parameters of every key Magnetar generates. */
+/** Import and signing parameters of the CA keys Magnetar generates (ECDSA P-256, SHA-256). */
 export const EC_ALGORITHM = { name: 'ECDSA', namedCurve: 'P-256', hash: 'SHA-256' } as const;
-
-/** A key pair whose private half can be exported (to be encrypted and stored). */
-export async function generateKeyPair(): Promise<CryptoKeyPair> {
-  return subtle.generateKey(EC_ALGORITHM, true, ['sign', 'verify']);
-}
-
-/** PKCS#8 PEM ("PRIVATE KEY") of a private key, without a trailing newline. */
-export async function privateKeyPem(key: CryptoKey): Promise<string> {
-  const der = await subtle.exportKey('pkcs8', key);
-  return x509.PemConverter.encode(der, 'PRIVATE KEY').trimEnd();
-}
-
-/** SPKI PEM ("PUBLIC KEY") of a public key, without a trailing newline. */
-export async function publicKeyPem(key: CryptoKey): Promise<string> {
-  const der = await subtle.exportKey('spki', key);
-  return x509.PemConverter.encode(der, 'PUBLIC KEY').trimEnd();
-}
 
 /** Import a PKCS#8 PEM EC private key for signing. */
 export async function importSigningKey(pem: string): Promise<CryptoKey> {
