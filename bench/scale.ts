@@ -16,8 +16,8 @@ import { startMagnetar, type Magnetar } from '../src/main.ts';
  * Scale benchmark of the provisioning engine: N Magnum clusters of 3 masters + 3 workers
  * created through the Magnum API on the embedded cloud (zero latency), then deleted. Prints
  * clusters/s and machines/s for create and delete, peak RSS, and the idle CPU with all N
- * clusters up (after a wind-down of `MAGNETAR_BENCH_SETTLE_S`, 30, and until the burst's heap
- * has been collected once, over `MAGNETAR_BENCH_IDLE_S`, 60), and the CPU of one resync of every
+ * clusters up (after a wind-down of `MAGNETAR_BENCH_SETTLE_S`, 30, and until the collections of
+ * the burst's heap are over, over `MAGNETAR_BENCH_IDLE_S`, 60), and the CPU of one resync of every
  * object, which the controllers spread over each 10-minute sync period and the idle window does
  * not see. `MAGNETAR_BENCH_CLUSTERS=1000` for the full run.
  *
@@ -151,23 +151,24 @@ export async function benchScale(options: { clusters?: number } = {}): Promise<v
     if (byThread) console.log(`  by thread: ${byThread}`);
 
     // Idle: every cluster up, nothing asked for. First the wind-down after the burst: the last
-    // reconciles, then the one full collection of the heap the burst grew (about a second of CPU
-    // on the main and helper threads at 1000 clusters, whenever it comes); the wind-down lasts
-    // `MAGNETAR_BENCH_SETTLE_S` and on until a full collection has been seen, two minutes at most.
-    // V8's memory reducer may still run one more once allocation has calmed down (seen in the
-    // idle window at 1000 clusters: about 4 points of one core, most of it on helper threads).
-    // Then the idle window proper: one workload probe period (a minute) by default, so each
-    // cluster's probe falls in it once, wherever it starts.
+    // reconciles, then the full collections of the heap the burst grew. The first comes when it
+    // comes; once allocation has calmed down, V8's memory reducer follows with up to a few more,
+    // seconds apart, to give memory back (each about a second of CPU on the main and helper
+    // threads at 1000 clusters, on the embedded cloud's heap as well). The wind-down lasts
+    // `MAGNETAR_BENCH_SETTLE_S` and on until a full collection has been seen and none for
+    // `MAGNETAR_BENCH_GC_QUIET_S` (20), three minutes at most. Then the idle window proper: one
+    // workload probe period (a minute) by default, so each cluster's probe falls in it once,
+    // wherever it starts; a full collection still seen in it is counted.
     const windDown = await cpuOver(Number(process.env.MAGNETAR_BENCH_SETTLE_S ?? 30) * 1000, {
-      untilMajorGcMs: 120_000,
+      untilGcQuiet: { quietMs: Number(process.env.MAGNETAR_BENCH_GC_QUIET_S ?? 20) * 1000, maxMs: 180_000 },
     });
     console.log(
-      `CPU in the ${windDown.seconds} s after the last cluster completed: ${windDown.percent}% of one core (GC pauses ${windDown.gcPercent}%; ${windDown.majorGcs} full collection${windDown.majorGcs === 1 ? '' : 's'})`,
+      `CPU in the ${windDown.seconds} s after the last cluster completed: ${windDown.percent}% of one core (GC pauses ${windDown.gcPercent}%; ${plural(windDown.majorGcs, 'full collection')})`,
     );
     const idleThreads0 = threadCpu(m);
     const idle = await cpuOver(Number(process.env.MAGNETAR_BENCH_IDLE_S ?? 60) * 1000);
     console.log(
-      `idle CPU with ${n} clusters up: ${idle.percent}% of one core (over the next ${idle.seconds} s; GC pauses ${idle.gcPercent}%)`,
+      `idle CPU with ${n} clusters up: ${idle.percent}% of one core (over the next ${idle.seconds} s; GC pauses ${idle.gcPercent}%; ${plural(idle.majorGcs, 'full collection')})`,
     );
     const idleByThread = threadsSince(
       idleThreads0,
@@ -291,22 +292,30 @@ function threadsSince(
  */
 async function cpuOver(
   ms: number,
-  options: { untilMajorGcMs?: number } = {},
+  options: { untilGcQuiet?: { quietMs: number; maxMs: number } } = {},
 ): Promise<{ percent: string; seconds: string; gcPercent: string; majorGcs: number }> {
   let gcMs = 0;
   let majorGcs = 0;
+  let lastMajorAt = 0;
   const gc = new PerformanceObserver((list) => {
     for (const e of list.getEntries()) {
       gcMs += e.duration;
-      if ((e as { detail?: { kind?: number } }).detail?.kind === constants.NODE_PERFORMANCE_GC_MAJOR)
+      if ((e as { detail?: { kind?: number } }).detail?.kind === constants.NODE_PERFORMANCE_GC_MAJOR) {
         majorGcs++;
+        lastMajorAt = Date.now();
+      }
     }
   });
   gc.observe({ entryTypes: ['gc'] });
   const cpu0 = process.cpuUsage();
   const w0 = Date.now();
   await new Promise((r) => setTimeout(r, ms));
-  while (options.untilMajorGcMs !== undefined && majorGcs === 0 && Date.now() - w0 < options.untilMajorGcMs)
+  const quiet = options.untilGcQuiet;
+  while (
+    quiet !== undefined &&
+    (majorGcs === 0 || Date.now() - lastMajorAt < quiet.quietMs) &&
+    Date.now() - w0 < quiet.maxMs
+  )
     await new Promise((r) => setTimeout(r, 1000));
   const cpu = process.cpuUsage(cpu0);
   const elapsed = Date.now() - w0;
@@ -317,6 +326,11 @@ async function cpuOver(
     gcPercent: ((gcMs / Math.max(1, elapsed)) * 100).toFixed(1),
     majorGcs,
   };
+}
+
+/** `n thing` or `n things`. */
+function plural(n: number, thing: string): string {
+  return `${n} ${thing}${n === 1 ? '' : 's'}`;
 }
 
 /** CPU of the whole process (every thread) and wall time while `work` runs. */
