@@ -1,5 +1,5 @@
 import { createHash, X509Certificate } from 'node:crypto';
-import { stringify } from 'yaml';
+import { blockYaml } from './block-yaml.ts';
 import {
   kubeMinor,
   type KubeadmConfigSpec,
@@ -100,7 +100,7 @@ export function renderCloudInit(input: CloudInitInput): string {
   const apiVersion = kubeadmApiVersion(input.kubernetesVersion);
   const endpoint = `${input.controlPlaneEndpoint.host}:${input.controlPlaneEndpoint.port}`;
   const kubeletArgs = { 'cloud-provider': 'external', 'provider-id': 'openstack:///{{ ds.meta_data.uuid }}' };
-  const docs: object[] = [];
+  const docs: Record<string, unknown>[] = [];
   const cc = input.spec.clusterConfiguration;
   if (input.role === 'init') {
     docs.push({
@@ -174,7 +174,7 @@ export function renderCloudInit(input: CloudInitInput): string {
     path: configPath,
     owner: 'root:root',
     permissions: '0640',
-    content: docs.map((d) => stringify(d)).join('---\n'),
+    content: docs.map((d) => blockYaml(d)).join('---\n'),
   });
   const command =
     input.role === 'init' ? `kubeadm init --config ${configPath}` : `kubeadm join --config ${configPath}`;
@@ -203,5 +203,5 @@ export function renderCloudInit(input: CloudInitInput): string {
   }
   if (input.spec.ntp?.servers?.length)
     cloudConfig.ntp = { enabled: input.spec.ntp.enabled ?? true, servers: input.spec.ntp.servers };
-  return `## template: jinja\n#cloud-config\n${stringify(cloudConfig, { lineWidth: 0 })}`;
+  return `## template: jinja\n#cloud-config\n${blockYaml(cloudConfig)}`;
 }
