@@ -152,15 +152,15 @@ export async function benchScale(options: { clusters?: number } = {}): Promise<v
 
     // Idle: every cluster up, nothing asked for. First the wind-down after the burst: the last
     // reconciles, then the full collections of the heap the burst grew. The first comes when it
-    // comes; once allocation has calmed down, V8's memory reducer follows with up to a few more,
-    // seconds apart, to give memory back (each about a second of CPU on the main and helper
-    // threads at 1000 clusters, on the embedded cloud's heap as well). The wind-down lasts
-    // `MAGNETAR_BENCH_SETTLE_S` and on until a full collection has been seen and none for
-    // `MAGNETAR_BENCH_GC_QUIET_S` (20), three minutes at most. Then the idle window proper: one
+    // comes; once allocation has calmed down, V8's memory reducer follows with up to two more,
+    // from a second to over twenty seconds apart, to give memory back (each about a second of CPU
+    // on the main and helper threads at 1000 clusters, on the embedded cloud's heap as well). The
+    // wind-down lasts `MAGNETAR_BENCH_SETTLE_S` and on until a full collection has been seen and
+    // none for `MAGNETAR_BENCH_GC_QUIET_S` (45), four minutes at most. Then the idle window proper: one
     // workload probe period (a minute) by default, so each cluster's probe falls in it once,
     // wherever it starts; a full collection still seen in it is counted.
     const windDown = await cpuOver(Number(process.env.MAGNETAR_BENCH_SETTLE_S ?? 30) * 1000, {
-      untilGcQuiet: { quietMs: Number(process.env.MAGNETAR_BENCH_GC_QUIET_S ?? 20) * 1000, maxMs: 180_000 },
+      untilGcQuiet: { quietMs: Number(process.env.MAGNETAR_BENCH_GC_QUIET_S ?? 45) * 1000, maxMs: 240_000 },
     });
     console.log(
       `CPU in the ${windDown.seconds} s after the last cluster completed: ${windDown.percent}% of one core (GC pauses ${windDown.gcPercent}%; ${plural(windDown.majorGcs, 'full collection')})`,
