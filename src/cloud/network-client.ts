@@ -58,6 +58,8 @@ const TagsAnswerWire = z.looseObject({ tags: wire.tags }).nullish();
 /** Neutron over a session. */
 export class NeutronNetworkClient implements NetworkClient {
   private readonly api: ServiceApi;
+  /** Whether the cloud takes tags in create requests, once asked (see {@link tagsAtCreate}). */
+  private tagCreation: Promise<boolean> | undefined;
 
   constructor(private readonly session: Session) {
     this.api = new ServiceApi(session, {
@@ -104,8 +106,7 @@ export class NeutronNetworkClient implements NetworkClient {
         port_security_enabled: input.portSecurityEnabled,
       }),
     };
-    const created = await this.api.call(one('network', NetworkWire), 'POST', '/networks', { body });
-    return this.tagged('networks', created, input.tags);
+    return this.createTagged('networks', 'network', NetworkWire, body.network, input.tags);
   }
 
   async deleteNetwork(id: string): Promise<void> {
@@ -151,8 +152,7 @@ export class NeutronNetworkClient implements NetworkClient {
         description: input.description,
       }),
     };
-    const created = await this.api.call(one('subnet', SubnetWire), 'POST', '/subnets', { body });
-    return this.tagged('subnets', created, input.tags);
+    return this.createTagged('subnets', 'subnet', SubnetWire, body.subnet, input.tags);
   }
 
   async deleteSubnet(id: string): Promise<void> {
@@ -180,8 +180,7 @@ export class NeutronNetworkClient implements NetworkClient {
           : undefined,
       }),
     };
-    const created = await this.api.call(one('router', RouterWire), 'POST', '/routers', { body });
-    return this.tagged('routers', created, input.tags);
+    return this.createTagged('routers', 'router', RouterWire, body.router, input.tags);
   }
 
   setRouterGateway(
@@ -251,8 +250,7 @@ export class NeutronNetworkClient implements NetworkClient {
         description: input.description,
       }),
     };
-    const created = await this.api.call(one('port', PortWire), 'POST', '/ports', { body });
-    return this.tagged('ports', created, input.tags);
+    return this.createTagged('ports', 'port', PortWire, body.port, input.tags);
   }
 
   updatePort(
@@ -301,13 +299,13 @@ export class NeutronNetworkClient implements NetworkClient {
     tags?: string[];
   }): Promise<SecurityGroup> {
     const body = { security_group: compact({ name: input.name, description: input.description }) };
-    const created = await this.api.call(
-      one('security_group', SecurityGroupWire),
-      'POST',
-      '/security-groups',
-      { body },
+    return this.createTagged(
+      'security-groups',
+      'security_group',
+      SecurityGroupWire,
+      body.security_group,
+      input.tags,
     );
-    return this.tagged('security-groups', created, input.tags);
   }
 
   async deleteSecurityGroup(id: string): Promise<void> {
@@ -361,8 +359,7 @@ export class NeutronNetworkClient implements NetworkClient {
         description: input.description,
       }),
     };
-    const created = await this.api.call(one('floatingip', FloatingIpWire), 'POST', '/floatingips', { body });
-    return this.tagged('floatingips', created, input.tags);
+    return this.createTagged('floatingips', 'floatingip', FloatingIpWire, body.floatingip, input.tags);
   }
 
   associateFloatingIp(id: string, portId: string, fixedIpAddress?: string): Promise<FloatingIp> {
@@ -416,13 +413,40 @@ export class NeutronNetworkClient implements NetworkClient {
     return out;
   }
 
-  private async tagged<T extends { id: string; tags: string[] }>(
-    resource: TaggableResource,
-    created: T,
+  /**
+   * Create a resource with its tags: in the create request where Neutron offers `tag-creation`
+   * (one call, and the resource never exists untagged), else created first and tagged after.
+   */
+  private async createTagged<T extends { id: string; tags: string[] }>(
+    collection: TaggableResource,
+    key: string,
+    schema: z.ZodType<T>,
+    fields: Record<string, unknown>,
     tags: string[] | undefined,
   ): Promise<T> {
-    if (!tags || tags.length === 0) return created;
-    return { ...created, tags: await this.replaceTags(resource, created.id, tags) };
+    const tagged = tags !== undefined && tags.length > 0;
+    const atCreate = tagged && (await this.tagsAtCreate());
+    const created = await this.api.call(one(key, schema), 'POST', `/${collection}`, {
+      body: { [key]: atCreate ? { ...fields, tags } : fields },
+    });
+    if (!tagged || atCreate) return created;
+    return { ...created, tags: await this.replaceTags(collection, created.id, tags) };
+  }
+
+  /**
+   * Whether Neutron takes tags in a create request (the `tag-creation` extension, 2024.2 on):
+   * asked once per client. An answer other than yes or no is not kept, and tags go on after.
+   */
+  private tagsAtCreate(): Promise<boolean> {
+    this.tagCreation ??= this.api.send('GET', '/extensions/tag-creation').then(
+      () => true,
+      (err: unknown) => {
+        if (isNotFound(err)) return false;
+        this.tagCreation = undefined;
+        return false;
+      },
+    );
+    return this.tagCreation;
   }
 }
 

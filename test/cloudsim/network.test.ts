@@ -370,6 +370,57 @@ test('tags can be set on networks and filtered with tags and tags-any', async ()
   }
 });
 
+test('tags given in a create request (tag-creation) are stored with the resource; a bad tag creates nothing', async () => {
+  const h = await startCloud();
+  try {
+    const ext = await h.call<{ extension: { alias: string } }>(
+      'GET',
+      '/network/v2.0/extensions/tag-creation',
+    );
+    assert.equal(ext.status, 200);
+    assert.equal(ext.body.extension.alias, 'tag-creation');
+    const tags = ['k8s-cluster-a', 'magnum-cluster-1'];
+    const net = await post(h, 'networks', 'network', { name: 'k8s', tags });
+    const subnet = await post(h, 'subnets', 'subnet', {
+      network_id: net.id,
+      cidr: '10.9.0.0/24',
+      ip_version: 4,
+      tags,
+    });
+    const port = await post(h, 'ports', 'port', {
+      network_id: net.id,
+      name: 'node-0',
+      tags: [...tags, tags[0]],
+    });
+    const router = await post(h, 'routers', 'router', { name: 'k8s', tags });
+    const sg = await post(h, 'security-groups', 'security_group', { name: 'k8s', tags });
+    const fip = await post(h, 'floatingips', 'floatingip', {
+      floating_network_id: (await publicNet(h)).id,
+      tags,
+    });
+    for (const o of [net, subnet, port, router, sg, fip]) assert.deepEqual(o.tags, tags);
+    // as listed by tag, the way a cleanup finds them
+    const ports = await h.call<{ ports: Obj[] }>('GET', `/network/v2.0/ports?tags=${tags.join(',')}`);
+    assert.deepEqual(
+      ports.body.ports.map((p) => p.id),
+      [port.id],
+    );
+
+    for (const bad of [['a,b'], [''], ['x'.repeat(256)]]) {
+      const r = await h.call<{ NeutronError: { message: string } }>('POST', '/network/v2.0/ports', {
+        token: 'alice',
+        body: { port: { network_id: net.id, name: 'bad-tag', tags: bad } },
+      });
+      assert.equal(r.status, 400, r.text);
+      assert.match(r.body.NeutronError.message, /tags/);
+    }
+    const named = await h.call<{ ports: Obj[] }>('GET', '/network/v2.0/ports?name=bad-tag');
+    assert.deepEqual(named.body.ports, []);
+  } finally {
+    await h.close();
+  }
+});
+
 test('non-admins may not create external or shared networks', async () => {
   const h = await startCloud();
   try {

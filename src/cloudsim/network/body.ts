@@ -1,4 +1,4 @@
-import type { z } from 'zod';
+import { z } from 'zod';
 import { InputError } from '../../domain/index.ts';
 
 /**
@@ -60,3 +60,14 @@ function parseNeutronItem<T>(inner: object, schema: z.ZodType<T>): T {
 function describe(v: unknown): string {
   return typeof v === 'string' ? `'${v}'` : (JSON.stringify(v) ?? 'None');
 }
+
+/** Neutron's rule for a tag: 1 to 255 characters, no comma (the list filters split on commas). */
+export function isValidTag(tag: string): boolean {
+  return tag.length > 0 && tag.length <= 255 && !tag.includes(',');
+}
+
+/** Tags given in a create request (`tag-creation`), each checked as the tag API checks it, duplicates dropped. */
+export const CreateTags = z
+  .array(z.string().refine(isValidTag, 'not a valid tag'))
+  .transform((tags) => [...new Set(tags)])
+  .optional();

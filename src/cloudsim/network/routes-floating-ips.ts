@@ -5,7 +5,7 @@ import { bodyOf, callerOf, p, type Caller, type ServiceRoutes } from '../core/ht
 import { newId } from '../core/ids.ts';
 import type { FloatingIp } from '../core/records.ts';
 import type { Row } from '../core/repo.ts';
-import { parseNeutronBody } from './body.ts';
+import { parseNeutronBody, CreateTags } from './body.ts';
 import { neutronErrors as E } from './errors.ts';
 import { narrowing, neutronList, prefilter, projectFields } from './listing.ts';
 import { targetProject } from './routes-networks.ts';
@@ -21,7 +21,7 @@ const FipCreate = z.object({
   description: z.string().max(255).default(''),
   tenant_id: z.string().optional(),
   project_id: z.string().optional(),
-  tags: z.array(z.string()).optional(),
+  tags: CreateTags,
 });
 
 const FipUpdate = z.object({

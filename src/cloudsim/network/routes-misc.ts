@@ -3,6 +3,7 @@ import { NotAllowedError, NotFoundError } from '../../domain/index.ts';
 import { nowIso, type CloudContext } from '../core/context.ts';
 import { bodyOf, callerOf, p, type ServiceRoutes } from '../core/http.ts';
 import type { Repo } from '../core/repo.ts';
+import { isValidTag } from './body.ts';
 import { neutronErrors as E } from './errors.ts';
 import type { NetworkService, NeutronResource } from './service.ts';
 
@@ -82,6 +83,7 @@ const EXTENSIONS: [string, string, string][] = [
     'Indicates if the security group is stateful or not',
   ],
   ['subnet-service-types', 'Subnet service types', 'Provides ability to set the subnet service_types field'],
+  ['tag-creation', 'Tags at creation', 'Tags may be given in the request that creates a resource.'],
 ];
 
 function extensionView([alias, name, description]: [string, string, string]) {
@@ -251,8 +253,7 @@ export function registerMiscRoutes(r: ServiceRoutes, ctx: CloudContext, svc: Net
   }
 
   const validTag = (t: string) => {
-    if (t.length === 0 || t.length > 255 || t.includes(','))
-      throw E.invalidInputFor('tags', `'${t}' is not a valid tag`);
+    if (!isValidTag(t)) throw E.invalidInputFor('tags', `'${t}' is not a valid tag`);
     return t;
   };
 

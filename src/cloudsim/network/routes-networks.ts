@@ -3,7 +3,7 @@ import { nowIso, type CloudContext } from '../core/context.ts';
 import { bodyOf, callerOf, p, qAll, type ServiceRoutes } from '../core/http.ts';
 import { cidrsOverlap, defaultPools, formatIpv4, newId, parseCidr4, parseIpv4 } from '../core/ids.ts';
 import type { Network, Subnet } from '../core/records.ts';
-import { parseNeutronBody } from './body.ts';
+import { parseNeutronBody, CreateTags } from './body.ts';
 import { neutronErrors as E } from './errors.ts';
 import { allocationsOnSubnet } from './ipam.ts';
 import { narrowing, neutronList, prefilter, projectFields } from './listing.ts';
@@ -26,7 +26,7 @@ const NetworkCreate = z.object({
   dns_domain: z.string().default(''),
   tenant_id: z.string().optional(),
   project_id: z.string().optional(),
-  tags: z.array(z.string()).optional(),
+  tags: CreateTags,
 });
 
 const NetworkUpdate = z.object({
@@ -60,7 +60,7 @@ const SubnetCreate = z.object({
   prefixlen: z.number().int().optional(),
   tenant_id: z.string().optional(),
   project_id: z.string().optional(),
-  tags: z.array(z.string()).optional(),
+  tags: CreateTags,
 });
 
 const SubnetUpdate = z.object({

@@ -3,7 +3,7 @@ import { ConflictError } from '../../domain/index.ts';
 import { nowIso, type CloudContext } from '../core/context.ts';
 import { bodyOf, callerOf, p, type ServiceRoutes } from '../core/http.ts';
 import type { Port } from '../core/records.ts';
-import { parseNeutronBody } from './body.ts';
+import { parseNeutronBody, CreateTags } from './body.ts';
 import { neutronErrors as E } from './errors.ts';
 import { neutronList, projectFields } from './listing.ts';
 import { targetProject } from './routes-networks.ts';
@@ -34,7 +34,7 @@ const PortCreate = z.object({
   dns_name: z.string().default(''),
   tenant_id: z.string().optional(),
   project_id: z.string().optional(),
-  tags: z.array(z.string()).optional(),
+  tags: CreateTags,
 });
 
 const PortUpdate = z.object({

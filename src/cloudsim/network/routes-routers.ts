@@ -6,7 +6,7 @@ import { bodyOf, callerOf, p, type ServiceRoutes } from '../core/http.ts';
 import { newId } from '../core/ids.ts';
 import type { Router } from '../core/records.ts';
 import type { Row } from '../core/repo.ts';
-import { parseNeutronBody } from './body.ts';
+import { parseNeutronBody, CreateTags } from './body.ts';
 import { neutronErrors as E } from './errors.ts';
 import { narrowing, neutronList, prefilter, projectFields } from './listing.ts';
 import { targetProject } from './routes-networks.ts';
@@ -31,7 +31,7 @@ const RouterCreate = z.object({
   availability_zone_hints: z.array(z.string()).default([]),
   tenant_id: z.string().optional(),
   project_id: z.string().optional(),
-  tags: z.array(z.string()).optional(),
+  tags: CreateTags,
 });
 
 const RouterUpdate = z.object({

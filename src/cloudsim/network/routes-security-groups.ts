@@ -3,7 +3,7 @@ import { nowIso, type CloudContext } from '../core/context.ts';
 import { bodyOf, callerOf, p, type ServiceRoutes } from '../core/http.ts';
 import { newId, parseCidr4 } from '../core/ids.ts';
 import type { SecurityGroup, SecurityGroupRule } from '../core/records.ts';
-import { parseNeutronBody, parseNeutronBulk } from './body.ts';
+import { parseNeutronBody, parseNeutronBulk, CreateTags } from './body.ts';
 import { neutronErrors as E } from './errors.ts';
 import { portInGroupKey, securityGroupLabels } from '../core/repos.ts';
 import { narrowing, neutronList, projectFields } from './listing.ts';
@@ -17,7 +17,7 @@ const SgCreate = z.object({
   stateful: z.boolean().default(true),
   tenant_id: z.string().optional(),
   project_id: z.string().optional(),
-  tags: z.array(z.string()).optional(),
+  tags: CreateTags,
 });
 
 const SgUpdate = z.object({
