@@ -253,6 +253,7 @@ interface ThreadCpu {
   main: number | undefined;
   cloud: number | undefined;
   keys: number | undefined;
+  emulator: number | undefined;
 }
 
 /** CPU seconds so far of the main thread, the embedded cloud's and the key maker's (Linux). */
@@ -261,6 +262,7 @@ function threadCpu(m: Magnetar): ThreadCpu {
     main: threadCpuSeconds(process.pid),
     cloud: m.cloudThread?.cpuSeconds(),
     keys: m.keyMakerThread?.cpuSeconds(),
+    emulator: m.emulatorThread?.cpuSeconds(),
   };
 }
 
@@ -281,12 +283,14 @@ function threadsSince(
   const main = part(before.main, after.main);
   const cloud = part(before.cloud, after.cloud);
   const keys = part(before.keys, after.keys);
+  const emulator = part(before.emulator, after.emulator);
   const show = (s: number) => `${s.toFixed(1)} s (${((100 * s) / Math.max(wallS, 1e-9)).toFixed(0)}%)`;
   return [
     `main ${show(main)}`,
     ...(after.cloud !== undefined ? [`embedded cloud ${show(cloud)}`] : []),
     ...(after.keys !== undefined ? [`key maker ${show(keys)}`] : []),
-    `the rest (V8 helpers, libuv) ${show(Math.max(0, totalS - main - cloud - keys))}`,
+    ...(after.emulator !== undefined ? [`workload emulator ${show(emulator)}`] : []),
+    `the rest (V8 helpers, libuv) ${show(Math.max(0, totalS - main - cloud - keys - emulator))}`,
   ].join(', ');
 }
 

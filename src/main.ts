@@ -24,6 +24,7 @@ import { magnumRoutes, seedPublicTemplates } from './api/magnum/index.ts';
 import { KeyMakerThread, StorePki, loadOrCreateKey, type KeyMaker } from './workload/index.ts';
 import { CLOUD_PREFIX, CLOUD_SERVICES, embeddedCloud } from './cloudsim/index.ts';
 import { cloudProxy, moveCloudRecords, startCloudThread, type CloudThread } from './embedded-cloud-thread.ts';
+import { startEmulatorThread, type EmulatorThread } from './workload-emulator-thread.ts';
 import type { ControllerManager } from './controllers/index.ts';
 
 /**
@@ -56,6 +57,8 @@ export interface Magnetar {
   clock: Clock;
   /** The embedded cloud's thread, when it runs on one (docs/adr/0013). */
   cloudThread?: CloudThread;
+  /** The workload emulator's thread, when it has one (docs/adr/0023). */
+  emulatorThread?: EmulatorThread;
   /** The controller manager, when this process runs the controllers (benchmarks, diagnostics). */
   controllers?: ControllerManager;
   /** The key-making thread, when keys are made on one (docs/adr/0014). */
@@ -151,6 +154,7 @@ export async function startMagnetar(options: StartOptions): Promise<Magnetar> {
   let cloudInterface: 'internal' | undefined;
   let movedCloudRecords = 0;
   let cloudThread: CloudThread | undefined;
+  let emulatorThread: EmulatorThread | undefined;
   // The server's logger, once it exists (the cloud thread starts before the server is built).
   let lateLog: Logger = silentLogger;
   if (config.cloud.mode === 'embedded') {
@@ -330,21 +334,37 @@ export async function startMagnetar(options: StartOptions): Promise<Magnetar> {
       loadOrCreateKey: emulatorKey,
     } = await import('./workload/index.ts');
     const latencyMs = config.cloud.simulatedLatencyMs;
-    const emulator = new WorkloadEmulator({
-      store,
-      pki: new EmulatorPki({ store, clock, encryptionKey: emulatorKey(config.dataDir), ...pkiKeys }),
-      clock,
-      host: '127.0.0.1',
-      log: app.log,
-      timing: { nodeReadyMs: latencyMs, podStartMs: Math.round(latencyMs / 2) },
-      // One process of those sharing the store serves the emulated endpoints.
-      lease: {
-        holder: `emulator-${process.pid}-${Math.random().toString(36).slice(2, 8)}`,
-        ttlMs: config.controllers.leaseTtlSeconds * 1000,
-      },
-    });
-    await emulator.start();
-    closers.push(() => emulator.stop());
+    const timing = { nodeReadyMs: latencyMs, podStartMs: Math.round(latencyMs / 2) };
+    // One process of those sharing the store serves the emulated endpoints.
+    const lease = {
+      holder: `emulator-${process.pid}-${Math.random().toString(36).slice(2, 8)}`,
+      ttlMs: config.controllers.leaseTtlSeconds * 1000,
+    };
+    if (cloudThread) {
+      // Where the cloud has a thread of its own, so do the machines it runs (docs/adr/0023).
+      const thread = await startEmulatorThread({
+        config,
+        store,
+        host: '127.0.0.1',
+        timing,
+        lease,
+        log: () => app.log,
+      });
+      emulatorThread = thread;
+      closers.push(() => thread.close());
+    } else {
+      const emulator = new WorkloadEmulator({
+        store,
+        pki: new EmulatorPki({ store, clock, encryptionKey: emulatorKey(config.dataDir), ...pkiKeys }),
+        clock,
+        host: '127.0.0.1',
+        log: app.log,
+        timing,
+        lease,
+      });
+      await emulator.start();
+      closers.push(() => emulator.stop());
+    }
   }
   // <<< workload emulation
 
@@ -432,6 +452,7 @@ export async function startMagnetar(options: StartOptions): Promise<Magnetar> {
     config,
     clock,
     ...(cloudThread ? { cloudThread } : {}),
+    ...(emulatorThread ? { emulatorThread } : {}),
     ...(controllerManager ? { controllers: controllerManager } : {}),
     ...(keyMakerThread ? { keyMakerThread } : {}),
     async close() {

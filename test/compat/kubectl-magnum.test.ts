@@ -570,6 +570,19 @@ spec:
       assert.ok(everywhere.every((r) => r.NAMESPACE === projectId));
     });
 
+    void test('the emulated workload API runs on a thread of its own; when that thread dies it comes back on the same endpoint', async () => {
+      assert.ok(m.emulatorThread, 'a store file: the workload emulator has its own thread');
+      const kubeconfig = await workloadKubeconfig('coe-kube');
+      const before = await nodes(kubeconfig);
+      await m.emulatorThread.kill();
+      const back = await until('kubectl get nodes answering again after the thread died', async () => {
+        const r = await kubectl(['get', 'nodes'], kubeconfig);
+        return r.code === 0 ? table(r.stdout) : undefined;
+      });
+      assert.deepEqual(back.map((r) => r.NAME).sort(), [...before.keys()].sort());
+      assert.ok(back.every((r) => r.STATUS === 'Ready'));
+    });
+
     void test('after coe ca rotate, the old workload kubeconfig is refused and a new one works', async () => {
       const old = join(dir, 'old-kube');
       mkdirSync(old);

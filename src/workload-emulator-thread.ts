@@ -1,0 +1,163 @@
+import type { Worker } from 'node:worker_threads';
+import type { Config, Logger } from './domain/index.ts';
+import { startModuleWorker, threadCpuSeconds } from './domain/index.ts';
+import { answerWrite, type ObjectStore, type WriteRequest } from './store/index.ts';
+import type { EmulationTiming } from './workload/index.ts';
+
+/**
+ * The workload emulator on a thread of its own (docs/adr/0023-workload-emulator-thread.md).
+ *
+ * The emulated clusters' API servers and kubelets stand for machines that, on a real cloud,
+ * run elsewhere: their TLS and HTTP serving, node bookkeeping and feed reading took about a
+ * tenth of the main thread while clusters were built. Here they run in a worker thread that
+ * reads Magnetar's SQLite file through a connection of its own and hands every write (the
+ * emulated clusters' objects, the endpoint annotation, its lease) to the main thread, which
+ * makes it on its connection: SQLite lets one connection write at a time, and the main
+ * thread's holds the write lock most of a busy turn. The main thread tells the thread when it
+ * has committed, so the emulator follows the feed as it would in the main thread.
+ */
+
+/** What the thread needs from its parent; plain data (it crosses the thread boundary). */
+export interface EmulatorWorkerData {
+  config: Config;
+  /** Address the emulated API servers listen on. */
+  host: string;
+  timing: Partial<EmulationTiming>;
+  lease: { holder: string; ttlMs: number };
+}
+
+/** Messages from the main thread besides write answers. */
+export type EmulatorThreadMessage = 'changed' | 'close';
+
+/** A running emulator thread. */
+export interface EmulatorThread {
+  /** CPU seconds the running thread has used since it started (Linux); undefined elsewhere. */
+  cpuSeconds(): number | undefined;
+  /** Stop the thread abruptly, as a crash would (tests); it is started again. */
+  kill(): Promise<void>;
+  /** Stop the thread: the emulated endpoints close and its lease is given back. */
+  close(): Promise<void>;
+}
+
+const RESTART_DELAY_MS = 1000;
+const LEVELS = new Set(['trace', 'debug', 'info', 'warn', 'error']);
+
+interface Launched {
+  worker: Worker;
+  exited: Promise<number>;
+  tid: number | undefined;
+}
+
+interface ThreadMessage {
+  ready?: boolean;
+  failed?: string;
+  tid?: number;
+  log?: string;
+  obj?: object;
+  msg?: string;
+  write?: number;
+}
+
+async function launch(data: EmulatorWorkerData, store: ObjectStore, log: () => Logger): Promise<Launched> {
+  const worker = startModuleWorker(new URL('./workload-emulator-worker.ts', import.meta.url), data);
+  const exited = new Promise<number>((r) => worker.once('exit', r));
+  worker.on('error', () => undefined);
+  let tid: number | undefined;
+  const ready = new Promise<void>((resolveReady, reject) => {
+    worker.once('error', reject);
+    void exited.then((code) => reject(new Error(`the workload emulator thread exited (code ${code})`)));
+    worker.on('message', (m: ThreadMessage) => {
+      if (m.write !== undefined) {
+        void answerWrite(store, m as WriteRequest).then((answer) => {
+          try {
+            worker.postMessage(answer);
+          } catch {
+            // the thread is gone: nobody waits for the answer
+          }
+        });
+        return;
+      }
+      if (m.log !== undefined) {
+        if (!LEVELS.has(m.log)) return;
+        const l = log().child({ component: 'workload-emulator' });
+        const level = m.log as 'info';
+        if (m.obj) l[level](m.obj, m.msg);
+        else l[level](m.msg ?? '');
+        return;
+      }
+      tid ??= m.tid;
+      if (m.ready) resolveReady();
+      else if (m.failed !== undefined) reject(new Error(`the workload emulator did not start: ${m.failed}`));
+    });
+  });
+  await ready.catch(async (err: unknown) => {
+    await worker.terminate();
+    throw err;
+  });
+  return { worker, exited, tid };
+}
+
+/**
+ * Start the emulator thread and wait until it serves. A thread that dies is started again
+ * after a second; the emulated clusters come back from the store, as after a restart.
+ */
+export async function startEmulatorThread(options: {
+  config: Config;
+  store: ObjectStore;
+  host: string;
+  timing: Partial<EmulationTiming>;
+  lease: { holder: string; ttlMs: number };
+  log: () => Logger;
+}): Promise<EmulatorThread> {
+  const { store, log } = options;
+  const data: EmulatorWorkerData = {
+    config: options.config,
+    host: options.host,
+    timing: options.timing,
+    lease: options.lease,
+  };
+  let current = await launch(data, store, log);
+  // the thread follows the feed: tell it after each commit
+  const unsubscribe = store.onChange(() => {
+    try {
+      current.worker.postMessage('changed' satisfies EmulatorThreadMessage);
+    } catch {
+      // between a death and the restart: the new thread reads the feed from its start
+    }
+  });
+  let closing: Promise<void> | undefined;
+  const watch = (thread: Launched): void => {
+    void thread.exited.then(async (code) => {
+      if (closing) return;
+      log().error({ code }, 'the workload emulator thread stopped; starting it again');
+      while (!closing) {
+        await new Promise((r) => setTimeout(r, RESTART_DELAY_MS).unref());
+        if (closing) return;
+        try {
+          current = await launch(data, store, log);
+          log().info('the workload emulator thread is back');
+          watch(current);
+          return;
+        } catch (err) {
+          log().error({ err }, 'the workload emulator thread did not start again; retrying');
+        }
+      }
+    });
+  };
+  watch(current);
+  return {
+    cpuSeconds: () => threadCpuSeconds(current.tid),
+    async kill() {
+      await current.worker.terminate();
+    },
+    close: () =>
+      (closing ??= (async () => {
+        const { worker, exited } = current;
+        worker.postMessage('close' satisfies EmulatorThreadMessage);
+        const timer = setTimeout(() => void worker.terminate(), 10_000);
+        await exited;
+        clearTimeout(timer);
+        unsubscribe();
+      })()),
+  };
+}
