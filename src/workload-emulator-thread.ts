@@ -79,7 +79,8 @@ async function launch(data: EmulatorWorkerData, store: ObjectStore, log: () => L
       }
       if (m.log !== undefined) {
         if (!LEVELS.has(m.log)) return;
-        const l = log().child({ component: 'workload-emulator' });
+        // the record carries the emulator's own bindings (its component among them)
+        const l = log();
         const level = m.log as 'info';
         if (m.obj) l[level](m.obj, m.msg);
         else l[level](m.msg ?? '');
