@@ -349,6 +349,7 @@ export async function startMagnetar(options: StartOptions): Promise<Magnetar> {
         timing,
         lease,
         log: () => app.log,
+        logLevel: app.log.level,
       });
       emulatorThread = thread;
       closers.push(() => thread.close());

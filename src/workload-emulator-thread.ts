@@ -24,6 +24,8 @@ export interface EmulatorWorkerData {
   host: string;
   timing: Partial<EmulationTiming>;
   lease: { holder: string; ttlMs: number };
+  /** The main thread's log level (`info`, `debug`…): the thread sends nothing below it. */
+  logLevel: string;
 }
 
 /** Messages from the main thread besides write answers. */
@@ -82,8 +84,7 @@ async function launch(data: EmulatorWorkerData, store: ObjectStore, log: () => L
         // the record carries the emulator's own bindings (its component among them)
         const l = log();
         const level = m.log as 'info';
-        if (m.obj) l[level](m.obj, m.msg);
-        else l[level](m.msg ?? '');
+        l[level](m.obj ?? {}, m.msg);
         return;
       }
       tid ??= m.tid;
@@ -109,6 +110,7 @@ export async function startEmulatorThread(options: {
   timing: Partial<EmulationTiming>;
   lease: { holder: string; ttlMs: number };
   log: () => Logger;
+  logLevel: string;
 }): Promise<EmulatorThread> {
   const { store, log } = options;
   const data: EmulatorWorkerData = {
@@ -116,6 +118,7 @@ export async function startEmulatorThread(options: {
     host: options.host,
     timing: options.timing,
     lease: options.lease,
+    logLevel: options.logLevel,
   };
   let current = await launch(data, store, log);
   // the thread follows the feed: tell it after each commit

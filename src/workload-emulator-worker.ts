@@ -14,10 +14,20 @@ import { StorePki, WorkloadEmulator, loadOrCreateKey } from './workload/index.ts
 const data = workerData as EmulatorWorkerData;
 const port = parentPort!;
 
+const LEVELS = ['trace', 'debug', 'info', 'warn', 'error'];
+/** The main thread's log level: records below it are not sent at all (`silent`: none is). */
+const lowest = LEVELS.includes(data.logLevel)
+  ? LEVELS.indexOf(data.logLevel)
+  : data.logLevel === 'silent' || data.logLevel === 'fatal'
+    ? LEVELS.length
+    : 0;
+
 /** Log records go to the main thread's logger, with their bindings. */
 function forwardingLogger(bindings: Record<string, unknown>): Logger {
   const post = (level: string) => (obj: object | string, msg?: string) => {
-    const record = typeof obj === 'string' ? { msg: obj } : { obj: { ...bindings, ...obj }, msg };
+    if (LEVELS.indexOf(level) < lowest) return;
+    const record =
+      typeof obj === 'string' ? { obj: bindings, msg: obj } : { obj: { ...bindings, ...obj }, msg };
     try {
       port.postMessage({ log: level, ...record });
     } catch {
