@@ -5,7 +5,7 @@ import type { Readable } from 'node:stream';
 import type { Worker } from 'node:worker_threads';
 import { CLOUD_KINDS, cloudType } from './cloudsim/index.ts';
 import type { Config, Logger } from './domain/index.ts';
-import { startModuleWorker, threadCpuSeconds } from './domain/index.ts';
+import { startModuleWorker, superviseThread, threadCpuSeconds } from './domain/index.ts';
 import { SqliteStore, type ObjectStore } from './store/index.ts';
 
 /**
@@ -163,43 +163,22 @@ export async function startCloudThread(options: {
     adminProjectId: options.adminProjectId,
     host: options.host,
   };
-  let current = await launch(data);
-  let closing: Promise<void> | undefined;
-  const watch = (thread: Launched): void => {
-    void thread.exited.then(async (code) => {
-      if (closing) return;
-      options.log().error({ code }, 'the embedded cloud thread stopped; starting it again');
-      while (!closing) {
-        await new Promise((r) => setTimeout(r, RESTART_DELAY_MS).unref());
-        if (closing) return;
-        try {
-          current = await launch(data);
-          options.log().info({ url: current.url }, 'the embedded cloud thread is back');
-          watch(current);
-          return;
-        } catch (err) {
-          options.log().error({ err }, 'the embedded cloud thread did not start again; retrying');
-        }
-      }
-    });
-  };
-  watch(current);
+  const thread = await superviseThread({
+    what: 'the embedded cloud thread',
+    launch: () => launch(data),
+    log: options.log,
+    backFields: (t) => ({ url: t.url }),
+    restartDelayMs: RESTART_DELAY_MS,
+  });
   return {
     get url() {
-      return current.url;
+      return thread.current.url;
     },
-    cpuSeconds: () => threadCpuSeconds(current.tid),
+    cpuSeconds: () => threadCpuSeconds(thread.current.tid),
     async kill() {
-      await current.worker.terminate();
+      await thread.current.worker.terminate();
     },
-    close: () =>
-      (closing ??= (async () => {
-        const { worker, exited } = current;
-        worker.postMessage('close');
-        const timer = setTimeout(() => void worker.terminate(), 10_000);
-        await exited;
-        clearTimeout(timer);
-      })()),
+    close: () => thread.close(),
   };
 }
 

@@ -1,6 +1,6 @@
 import type { Worker } from 'node:worker_threads';
 import type { Config, Logger } from './domain/index.ts';
-import { startModuleWorker, threadCpuSeconds } from './domain/index.ts';
+import { startModuleWorker, superviseThread, threadCpuSeconds } from './domain/index.ts';
 import { answerWrite, type ObjectStore, type WriteRequest } from './store/index.ts';
 import type { EmulationTiming } from './workload/index.ts';
 
@@ -120,48 +120,28 @@ export async function startEmulatorThread(options: {
     lease: options.lease,
     logLevel: options.logLevel,
   };
-  let current = await launch(data, store, log);
+  const thread = await superviseThread({
+    what: 'the workload emulator thread',
+    launch: () => launch(data, store, log),
+    log,
+    restartDelayMs: RESTART_DELAY_MS,
+  });
   // the thread follows the feed: tell it after each commit
   const unsubscribe = store.onChange(() => {
     try {
-      current.worker.postMessage('changed' satisfies EmulatorThreadMessage);
+      thread.current.worker.postMessage('changed' satisfies EmulatorThreadMessage);
     } catch {
       // between a death and the restart: the new thread reads the feed from its start
     }
   });
-  let closing: Promise<void> | undefined;
-  const watch = (thread: Launched): void => {
-    void thread.exited.then(async (code) => {
-      if (closing) return;
-      log().error({ code }, 'the workload emulator thread stopped; starting it again');
-      while (!closing) {
-        await new Promise((r) => setTimeout(r, RESTART_DELAY_MS).unref());
-        if (closing) return;
-        try {
-          current = await launch(data, store, log);
-          log().info('the workload emulator thread is back');
-          watch(current);
-          return;
-        } catch (err) {
-          log().error({ err }, 'the workload emulator thread did not start again; retrying');
-        }
-      }
-    });
-  };
-  watch(current);
   return {
-    cpuSeconds: () => threadCpuSeconds(current.tid),
+    cpuSeconds: () => threadCpuSeconds(thread.current.tid),
     async kill() {
-      await current.worker.terminate();
+      await thread.current.worker.terminate();
     },
-    close: () =>
-      (closing ??= (async () => {
-        const { worker, exited } = current;
-        worker.postMessage('close' satisfies EmulatorThreadMessage);
-        const timer = setTimeout(() => void worker.terminate(), 10_000);
-        await exited;
-        clearTimeout(timer);
-        unsubscribe();
-      })()),
+    async close() {
+      await thread.close();
+      unsubscribe();
+    },
   };
 }

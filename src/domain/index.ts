@@ -14,5 +14,10 @@ export * from './policy.ts';
 export * from './kube/index.ts';
 export * from './backup.ts';
 export * from './json.ts';
-export { startModuleWorker } from './module-worker.ts';
+export {
+  startModuleWorker,
+  superviseThread,
+  type LaunchedThread,
+  type SupervisedThread,
+} from './module-worker.ts';
 export { currentThreadId, threadCpuSeconds } from './thread-cpu.ts';

@@ -1,4 +1,5 @@
 import { Worker } from 'node:worker_threads';
+import type { Logger } from './logger.ts';
 
 /**
  * Start a worker thread that runs the TypeScript module `entry` (Magnetar runs its sources
@@ -19,3 +20,69 @@ const { parentPort, workerData } = require('node:worker_threads');
   await import(workerData.entry);
 })().catch((err) => parentPort.postMessage({ failed: String((err && err.stack) || err) }));
 `;
+
+/** A thread as {@link superviseThread} keeps it: its worker and the promise of its exit code. */
+export interface LaunchedThread {
+  worker: Worker;
+  exited: Promise<number>;
+}
+
+/** A thread kept running by {@link superviseThread}. */
+export interface SupervisedThread<T extends LaunchedThread> {
+  /** The running thread (a new one after a restart). */
+  readonly current: T;
+  /** Ask the thread to stop (`'close'`), end it after ten seconds if it has not, and wait. */
+  close(): Promise<void>;
+}
+
+/**
+ * Start a thread with `launch` and keep it running: one that dies is logged and started again
+ * after `restartDelayMs`, until it starts, so the part of the region it runs is never silently
+ * gone. `what` names it in the log ("the embedded cloud thread").
+ */
+export async function superviseThread<T extends LaunchedThread>(options: {
+  what: string;
+  launch: () => Promise<T>;
+  log: () => Logger;
+  /** Fields logged when a restarted thread is back. */
+  backFields?: (thread: T) => object;
+  /** @default 1000 */
+  restartDelayMs?: number;
+}): Promise<SupervisedThread<T>> {
+  const { what, launch, log } = options;
+  const delay = options.restartDelayMs ?? 1000;
+  let current = await launch();
+  let closing: Promise<void> | undefined;
+  const watch = (thread: T): void => {
+    void thread.exited.then(async (code) => {
+      if (closing) return;
+      log().error({ code }, `${what} stopped; starting it again`);
+      while (!closing) {
+        await new Promise((r) => setTimeout(r, delay).unref());
+        if (closing) return;
+        try {
+          current = await launch();
+          log().info(options.backFields?.(current) ?? {}, `${what} is back`);
+          watch(current);
+          return;
+        } catch (err) {
+          log().error({ err }, `${what} did not start again; retrying`);
+        }
+      }
+    });
+  };
+  watch(current);
+  return {
+    get current() {
+      return current;
+    },
+    close: () =>
+      (closing ??= (async () => {
+        const { worker, exited } = current;
+        worker.postMessage('close');
+        const timer = setTimeout(() => void worker.terminate(), 10_000);
+        await exited;
+        clearTimeout(timer);
+      })()),
+  };
+}
