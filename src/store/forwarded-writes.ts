@@ -12,17 +12,8 @@ import {
   type NewObject,
   type TypeKey,
 } from '../domain/index.ts';
-import type {
-  AnyObject,
-  DeleteOptions,
-  LeaseInfo,
-  ListOptions,
-  ListResult,
-  ObjectStore,
-  UpdateOptions,
-  WatchEvent,
-  WriteOp,
-} from './types.ts';
+import type { AnyObject, DeleteOptions, ObjectStore, UpdateOptions, WriteOp } from './types.ts';
+import { DelegatingStore } from './delegating-store.ts';
 
 /**
  * A store for a thread that shares a SQLite file with the main thread without writing to it.
@@ -114,18 +105,17 @@ function fromWire(e: WireError): Error {
   });
 }
 
-/** Reads from `reads`; writes sent with `send` and answered through {@link answered}. */
-export class ForwardedWrites implements ObjectStore {
-  readonly engine: ObjectStore['engine'];
+/** Reads from `reads`; writes sent with `send` and answered through {@link ForwardedWrites.answered}. */
+export class ForwardedWrites extends DelegatingStore {
   private next = 0;
   private readonly pending = new Map<number, { resolve: (v: unknown) => void; reject: (e: Error) => void }>();
   private readonly listeners = new Set<() => void>();
 
   constructor(
-    private readonly reads: ObjectStore,
+    reads: ObjectStore,
     private readonly send: (req: WriteRequest) => void,
   ) {
-    this.engine = reads.engine;
+    super(reads);
   }
 
   /** An answer from the main thread. */
@@ -156,16 +146,16 @@ export class ForwardedWrites implements ObjectStore {
     });
   }
 
-  create<T extends AnyObject = ApiObject>(object: NewObject<T['spec'], T['status']>): Promise<T> {
+  override create<T extends AnyObject = ApiObject>(object: NewObject<T['spec'], T['status']>): Promise<T> {
     return this.forward('create', object);
   }
-  update<T extends AnyObject = ApiObject>(object: T, options?: UpdateOptions): Promise<T> {
+  override update<T extends AnyObject = ApiObject>(object: T, options?: UpdateOptions): Promise<T> {
     return this.forward('update', object, options);
   }
-  updateStatus<T extends AnyObject = ApiObject>(object: T): Promise<T> {
+  override updateStatus<T extends AnyObject = ApiObject>(object: T): Promise<T> {
     return this.forward('updateStatus', object);
   }
-  delete<T extends AnyObject = ApiObject>(
+  override delete<T extends AnyObject = ApiObject>(
     type: TypeKey,
     namespace: string,
     name: string,
@@ -173,59 +163,25 @@ export class ForwardedWrites implements ObjectStore {
   ): Promise<T | undefined> {
     return this.forward('delete', type, namespace, name, options);
   }
-  commit(ops: WriteOp[]): Promise<(ApiObject | undefined)[]> {
+  override commit(ops: WriteOp[]): Promise<(ApiObject | undefined)[]> {
     return this.forward('commit', ops);
   }
-  compact(beforeRevision: number): Promise<void> {
+  override compact(beforeRevision: number): Promise<void> {
     return this.forward('compact', beforeRevision);
   }
-  acquireLease(name: string, holder: string, ttlMs: number, nowMs: number): Promise<boolean> {
+  override acquireLease(name: string, holder: string, ttlMs: number, nowMs: number): Promise<boolean> {
     return this.forward('acquireLease', name, holder, ttlMs, nowMs);
   }
-  releaseLease(name: string, holder: string): Promise<void> {
+  override releaseLease(name: string, holder: string): Promise<void> {
     return this.forward('releaseLease', name, holder);
   }
 
-  get<T extends AnyObject = ApiObject>(
-    type: TypeKey,
-    namespace: string,
-    name: string,
-  ): Promise<T | undefined> {
-    return this.reads.get<T>(type, namespace, name);
-  }
-  getByUid<T extends AnyObject = ApiObject>(type: TypeKey, uid: string): Promise<T | undefined> {
-    return this.reads.getByUid<T>(type, uid);
-  }
-  versionOf(type: TypeKey, namespace: string, name: string): Promise<string | undefined> {
-    return this.reads.versionOf(type, namespace, name);
-  }
-  list<T extends AnyObject = ApiObject>(type: TypeKey, options?: ListOptions): Promise<ListResult<T>> {
-    return this.reads.list<T>(type, options);
-  }
-  count(type: TypeKey, namespace?: string): Promise<number> {
-    return this.reads.count(type, namespace);
-  }
-  countByLabel(type: TypeKey, namespace: string, key: string): Promise<Map<string, number>> {
-    return this.reads.countByLabel(type, namespace, key);
-  }
-  currentRevision(): Promise<number> {
-    return this.reads.currentRevision();
-  }
-  changes(afterRevision: number, options?: { types?: TypeKey[]; limit?: number }): Promise<WatchEvent[]> {
-    return this.reads.changes(afterRevision, options);
-  }
-  onChange(listener: () => void): () => void {
+  override onChange(listener: () => void): () => void {
     this.listeners.add(listener);
     return () => this.listeners.delete(listener);
   }
-  leaseHolder(name: string, nowMs: number): Promise<string | undefined> {
-    return this.reads.leaseHolder(name, nowMs);
-  }
-  listLeases(prefix: string, nowMs: number): Promise<LeaseInfo[]> {
-    return this.reads.listLeases(prefix, nowMs);
-  }
-  async close(): Promise<void> {
+  override async close(): Promise<void> {
     this.failPending('the store is closed');
-    await this.reads.close();
+    await this.inner.close();
   }
 }
