@@ -2,10 +2,9 @@ import type { FastifyPluginAsync, FastifyReply, FastifyRequest, HTTPMethods } fr
 import { Agent, request as httpRequest, type IncomingHttpHeaders, type IncomingMessage } from 'node:http';
 import { basename, dirname, join, resolve } from 'node:path';
 import type { Readable } from 'node:stream';
-import type { Worker } from 'node:worker_threads';
 import { CLOUD_KINDS, cloudType } from './cloudsim/index.ts';
 import type { Config, Logger } from './domain/index.ts';
-import { startModuleWorker, superviseThread, threadCpuSeconds } from './domain/index.ts';
+import { launchThread, superviseThread, threadCpuSeconds, type ReadyThread } from './domain/index.ts';
 import { SqliteStore, type ObjectStore } from './store/index.ts';
 
 /**
@@ -116,34 +115,18 @@ export async function moveCloudRecords(from: ObjectStore, config: Config): Promi
 /** Pause before starting again a thread that died, and between failed starts. */
 const RESTART_DELAY_MS = 1000;
 
-interface Launched {
-  worker: Worker;
+interface Launched extends ReadyThread<number> {
   url: string;
-  exited: Promise<number>;
-  /** The thread's id in the operating system, when it told. */
-  tid: number | undefined;
 }
 
 /** Start one cloud thread and wait until it listens. */
 async function launch(data: CloudWorkerData): Promise<Launched> {
-  const worker = startModuleWorker(new URL('./embedded-cloud-worker.ts', import.meta.url), data);
-  const exited = new Promise<number>((r) => worker.once('exit', r));
-  // an error the thread did not catch ends it: reported through `exited`
-  worker.on('error', () => undefined);
-  let tid: number | undefined;
-  const port = await new Promise<number>((resolvePort, reject) => {
-    worker.once('error', reject);
-    void exited.then((code) => reject(new Error(`the embedded cloud thread exited (code ${code})`)));
-    worker.on('message', (m: { ready?: number; failed?: string; tid?: number }) => {
-      tid ??= m.tid;
-      if (m.ready !== undefined) resolvePort(m.ready);
-      else if (m.failed !== undefined) reject(new Error(`the embedded cloud did not start: ${m.failed}`));
-    });
-  }).catch(async (err: unknown) => {
-    await worker.terminate();
-    throw err;
-  });
-  return { worker, url: `http://${urlHost(data.host)}:${port}`, exited, tid };
+  const thread = await launchThread<number>(
+    new URL('./embedded-cloud-worker.ts', import.meta.url),
+    data,
+    'the embedded cloud thread',
+  );
+  return { ...thread, url: `http://${urlHost(data.host)}:${thread.ready}` };
 }
 
 /**

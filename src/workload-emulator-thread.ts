@@ -1,6 +1,5 @@
-import type { Worker } from 'node:worker_threads';
 import type { Config, Logger } from './domain/index.ts';
-import { startModuleWorker, superviseThread, threadCpuSeconds } from './domain/index.ts';
+import { launchThread, superviseThread, threadCpuSeconds, type ReadyThread } from './domain/index.ts';
 import { answerWrite, type ObjectStore, type WriteRequest } from './store/index.ts';
 import type { EmulationTiming } from './workload/index.ts';
 
@@ -44,31 +43,21 @@ export interface EmulatorThread {
 const RESTART_DELAY_MS = 1000;
 const LEVELS = new Set(['trace', 'debug', 'info', 'warn', 'error']);
 
-interface Launched {
-  worker: Worker;
-  exited: Promise<number>;
-  tid: number | undefined;
-}
-
 interface ThreadMessage {
-  ready?: boolean;
-  failed?: string;
-  tid?: number;
   log?: string;
   obj?: object;
   msg?: string;
   write?: number;
 }
 
-async function launch(data: EmulatorWorkerData, store: ObjectStore, log: () => Logger): Promise<Launched> {
-  const worker = startModuleWorker(new URL('./workload-emulator-worker.ts', import.meta.url), data);
-  const exited = new Promise<number>((r) => worker.once('exit', r));
-  worker.on('error', () => undefined);
-  let tid: number | undefined;
-  const ready = new Promise<void>((resolveReady, reject) => {
-    worker.once('error', reject);
-    void exited.then((code) => reject(new Error(`the workload emulator thread exited (code ${code})`)));
-    worker.on('message', (m: ThreadMessage) => {
+/** Start one emulator thread: its writes are made on `store`, its log records go to `log`. */
+function launch(data: EmulatorWorkerData, store: ObjectStore, log: () => Logger): Promise<ReadyThread<true>> {
+  return launchThread<true>(
+    new URL('./workload-emulator-worker.ts', import.meta.url),
+    data,
+    'the workload emulator thread',
+    (message, worker) => {
+      const m = message as ThreadMessage;
       if (m.write !== undefined) {
         void answerWrite(store, m as WriteRequest).then((answer) => {
           try {
@@ -77,26 +66,12 @@ async function launch(data: EmulatorWorkerData, store: ObjectStore, log: () => L
             // the thread is gone: nobody waits for the answer
           }
         });
-        return;
-      }
-      if (m.log !== undefined) {
-        if (!LEVELS.has(m.log)) return;
+      } else if (m.log !== undefined && LEVELS.has(m.log)) {
         // the record carries the emulator's own bindings (its component among them)
-        const l = log();
-        const level = m.log as 'info';
-        l[level](m.obj ?? {}, m.msg);
-        return;
+        log()[m.log as 'info'](m.obj ?? {}, m.msg);
       }
-      tid ??= m.tid;
-      if (m.ready) resolveReady();
-      else if (m.failed !== undefined) reject(new Error(`the workload emulator did not start: ${m.failed}`));
-    });
-  });
-  await ready.catch(async (err: unknown) => {
-    await worker.terminate();
-    throw err;
-  });
-  return { worker, exited, tid };
+    },
+  );
 }
 
 /**

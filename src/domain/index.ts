@@ -15,9 +15,11 @@ export * from './kube/index.ts';
 export * from './backup.ts';
 export * from './json.ts';
 export {
+  launchThread,
   startModuleWorker,
   superviseThread,
   type LaunchedThread,
+  type ReadyThread,
   type SupervisedThread,
 } from './module-worker.ts';
 export { currentThreadId, threadCpuSeconds } from './thread-cpu.ts';

@@ -86,3 +86,47 @@ export async function superviseThread<T extends LaunchedThread>(options: {
       })()),
   };
 }
+
+/** A thread started by {@link launchThread}, with what it reported when it was ready. */
+export interface ReadyThread<R> extends LaunchedThread {
+  /** The thread's id in the operating system, when it told. */
+  tid: number | undefined;
+  /** The `ready` value the thread posted. */
+  ready: R;
+}
+
+/**
+ * Start the module `entry` on a thread and wait until it posts `{ ready, tid }`. A `{ failed }`
+ * it posts, an uncaught error or an exit before that ends it and rejects. Every other message
+ * goes to `onMessage`. `what` names the thread in errors ("the embedded cloud thread").
+ */
+export async function launchThread<R>(
+  entry: URL,
+  workerData: object,
+  what: string,
+  onMessage: (message: unknown, worker: Worker) => void = () => undefined,
+): Promise<ReadyThread<R>> {
+  const worker = startModuleWorker(entry, workerData);
+  const exited = new Promise<number>((r) => worker.once('exit', r));
+  // an error the thread did not catch ends it: reported through `exited`
+  worker.on('error', () => undefined);
+  let tid: number | undefined;
+  const ready = await new Promise<R>((resolveReady, reject) => {
+    worker.once('error', reject);
+    void exited.then((code) => reject(new Error(`${what} exited (code ${code})`)));
+    worker.on('message', (m: unknown) => {
+      const status = (m ?? {}) as { ready?: R; failed?: string; tid?: number };
+      if (typeof m === 'object' && m !== null && ('ready' in m || 'failed' in m)) {
+        tid ??= status.tid;
+        if (status.ready !== undefined) resolveReady(status.ready);
+        else reject(new Error(`${what} did not start: ${status.failed}`));
+        return;
+      }
+      onMessage(m, worker);
+    });
+  }).catch(async (err: unknown) => {
+    await worker.terminate();
+    throw err;
+  });
+  return { worker, exited, tid, ready };
+}
