@@ -173,6 +173,35 @@ describe('controller runtime: work queue', () => {
     assert.equal(rec.count('p1/b'), 1);
   });
 
+  test('while workers are busy, the waiting objects of the cluster seen first go before a younger cluster’s', async () => {
+    const store = memoryStore();
+    const clock = new ManualClock();
+    const hold = gate();
+    const rec = recorder(async (_ctx, ref) => {
+      if (ref.name === 'a-1') await hold.opened;
+    });
+    const m = manager(store, clock, { workers: 1 });
+    m.register(rec.reconciler);
+    await m.start();
+    const of = (name: string, cluster: string) => {
+      const w = widget(name);
+      return { ...w, metadata: { ...w.metadata, labels: { 'cluster.x-k8s.io/cluster-name': cluster } } };
+    };
+    await store.create(of('a-1', 'a'));
+    await until(() => rec.count('p1/a-1') === 1, 'a-1 to start');
+    // cluster b's objects are asked for before a's second one
+    await store.create(of('b-1', 'b'));
+    await store.create(of('b-2', 'b'));
+    await store.create(of('a-2', 'a'));
+    await until(() => m.stats().widget!.queued === 3, 'three keys to wait');
+    hold.open();
+    await m.waitIdle();
+    assert.deepEqual(
+      rec.calls.map((c) => c.key),
+      ['p1/a-1', 'p1/a-2', 'p1/b-1', 'p1/b-2'],
+    );
+  });
+
   test('an object changed during its reconcile is reconciled once more afterwards, never concurrently', async () => {
     const store = memoryStore();
     const clock = new ManualClock();

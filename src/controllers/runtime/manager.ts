@@ -17,7 +17,7 @@ import { ServiceHeartbeat } from './service-heartbeat.ts';
 import { ShardOwnership } from './shards.ts';
 import { TerminalError } from './terminal-error.ts';
 import type { ControllerStats, ManagerOptions, ObjectRef, ObjectView, Reconciler } from './types.ts';
-import { WorkQueue, fingerprint, keyOf, type EnqueueCause } from './work-queue.ts';
+import { GroupRanks, WorkQueue, fingerprint, keyOf, type EnqueueCause } from './work-queue.ts';
 
 interface Controller {
   r: Reconciler;
@@ -55,6 +55,8 @@ export class ControllerManager {
   private readonly heartbeatMs: number;
   private readonly random: () => number;
   private readonly controllers = new Map<string, Controller>();
+  /** One order of clusters for every controller's queue (see {@link WorkQueue}). */
+  private readonly ranks = new GroupRanks();
   private readonly shards: ShardOwnership;
   private readonly heartbeat: ServiceHeartbeat;
 
@@ -119,7 +121,7 @@ export class ControllerManager {
       throw new Error(`controller ${reconciler.name} is registered twice`);
     this.controllers.set(reconciler.name, {
       r: reconciler,
-      q: new WorkQueue(),
+      q: new WorkQueue(this.ranks),
       log: this.log.child({ controller: reconciler.name }),
     });
   }

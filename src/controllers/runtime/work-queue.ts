@@ -1,4 +1,4 @@
-import type { ApiObject } from '../../domain/index.ts';
+import { CapiLabels, type ApiObject } from '../../domain/index.ts';
 import type { ObjectRef } from './types.ts';
 
 /** Why a key is enqueued; decides whether a key stopped by a terminal error runs again. */
@@ -50,12 +50,42 @@ export function fingerprint(obj: ApiObject): string {
 }
 
 /**
- * The work queue of one controller: a FIFO of distinct keys, the keys in flight (a key is never
- * reconciled twice at once: an event during its reconcile marks it dirty and it is queued again
- * once afterwards), failure counts, delayed requeues, and keys parked by a terminal error.
+ * The cluster an object belongs to (its Cluster API cluster-name label), else the object itself:
+ * the group whose keys a work queue takes in the order the groups were first seen.
+ */
+export function groupOf(obj: ApiObject): string {
+  const m = obj.metadata;
+  return `${m.namespace}/${m.labels?.[CapiLabels.clusterName] ?? m.name}`;
+}
+
+/** A queued key: taken by its group's rank, then in the order it was queued. */
+interface Entry {
+  key: string;
+  rank: number;
+  seq: number;
+}
+
+/**
+ * The work queue of one controller: distinct keys, the keys in flight (a key is never reconciled
+ * twice at once: an event during its reconcile marks it dirty and it is queued again once
+ * afterwards), failure counts, delayed requeues, and keys parked by a terminal error.
+ *
+ * Keys are taken cluster by cluster, not in plain arrival order: each key belongs to a group
+ * ({@link groupOf}, decided when the key is first seen), groups are ranked in the order they were
+ * first seen, and a queued key of an older group goes before one of a younger group; within a
+ * group, first in, first out. Under a burst of creates every cluster's steps then wait behind
+ * the steps of the clusters asked for earlier, so clusters complete one after another in the
+ * order they were asked for, instead of all advancing step by step together and completing
+ * together at the end (the total work is the same). One key is queued at most once, so a key
+ * that keeps coming back takes one place at a time and younger clusters keep the other workers.
  */
 export class WorkQueue {
-  private readonly fifo: string[] = [];
+  /** `ranks` may be shared by the queues of several controllers, so they agree on the order. */
+  constructor(private readonly ranks = new GroupRanks()) {}
+
+  private readonly heap: Entry[] = [];
+  private seq = 0;
+  private readonly groupOfKey = new Map<string, string>();
   private readonly queued = new Set<string>();
   readonly inFlight = new Set<string>();
   private readonly dirty = new Set<string>();
@@ -94,14 +124,59 @@ export class WorkQueue {
     }
     if (this.queued.has(key)) return false;
     this.queued.add(key);
-    this.fifo.push(key);
+    this.push(key, this.rankOf(key, cause));
     return true;
+  }
+
+  /** The rank of the key's group, which is decided (and counted) when the key is first seen. */
+  private rankOf(key: string, cause?: EnqueueCause): number {
+    let group = this.groupOfKey.get(key);
+    if (group === undefined) {
+      group = cause?.kind === 'object' ? groupOf(cause.object) : key;
+      this.groupOfKey.set(key, group);
+      return this.ranks.retain(group);
+    }
+    return this.ranks.rankOf(group);
+  }
+
+  private push(key: string, rank: number): void {
+    const heap = this.heap;
+    const entry = { key, rank, seq: this.seq++ };
+    let i = heap.push(entry) - 1;
+    while (i > 0) {
+      const parent = (i - 1) >> 1;
+      const above = heap[parent]!;
+      if (!before(entry, above)) break;
+      heap[i] = above;
+      i = parent;
+    }
+    heap[i] = entry;
+  }
+
+  private pop(): Entry | undefined {
+    const heap = this.heap;
+    const top = heap[0];
+    const last = heap.pop();
+    if (top === undefined || last === undefined || heap.length === 0) return top;
+    let i = 0;
+    for (;;) {
+      const left = 2 * i + 1;
+      if (left >= heap.length) break;
+      const right = left + 1;
+      const child = right < heap.length && before(heap[right]!, heap[left]!) ? right : left;
+      const below = heap[child]!;
+      if (!before(below, last)) break;
+      heap[i] = below;
+      i = child;
+    }
+    heap[i] = last;
+    return top;
   }
 
   /** Take the next key to reconcile, marking it in flight. */
   take(): { key: string; ref: ObjectRef } | undefined {
     for (;;) {
-      const key = this.fifo.shift();
+      const key = this.pop()?.key;
       if (key === undefined) return undefined;
       this.queued.delete(key);
       const ref = this.refs.get(key);
@@ -135,7 +210,7 @@ export class WorkQueue {
       const ref = this.refs.get(key);
       if (ref && !this.queued.has(key)) {
         this.queued.add(key);
-        this.fifo.push(key);
+        this.push(key, this.rankOf(key));
       }
     }
     return wasDirty;
@@ -183,12 +258,12 @@ export class WorkQueue {
 
   /** Forget queued keys (stop). */
   clearQueued(): void {
-    this.fifo.length = 0;
+    this.heap.length = 0;
     this.queued.clear();
   }
 
   get depth(): number {
-    return this.fifo.length;
+    return this.heap.length;
   }
 
   /** Release per-key memory of a key that is gone and idle. */
@@ -197,5 +272,50 @@ export class WorkQueue {
     this.refs.delete(key);
     this.failures.delete(key);
     this.terminal.delete(key);
+    const group = this.groupOfKey.get(key);
+    if (group === undefined) return;
+    this.groupOfKey.delete(key);
+    this.ranks.release(group);
   }
+}
+
+/**
+ * The ranks of groups, in the order they were first seen, with the number of keys that belong
+ * to each: a group no key belongs to any more is forgotten.
+ */
+export class GroupRanks {
+  private next = 0;
+  private readonly groups = new Map<string, { rank: number; keys: number }>();
+
+  /** Count one more key of the group; returns the group's rank. */
+  retain(group: string): number {
+    const known = this.groups.get(group);
+    if (known) {
+      known.keys++;
+      return known.rank;
+    }
+    const rank = this.next++;
+    this.groups.set(group, { rank, keys: 1 });
+    return rank;
+  }
+
+  /** The group's rank; a group no key belongs to (any more) ranks after every other. */
+  rankOf(group: string): number {
+    return this.groups.get(group)?.rank ?? this.next;
+  }
+
+  release(group: string): void {
+    const known = this.groups.get(group);
+    if (known && --known.keys === 0) this.groups.delete(group);
+  }
+
+  /** Groups some key belongs to. */
+  get size(): number {
+    return this.groups.size;
+  }
+}
+
+/** Whether `a` is taken before `b`. */
+function before(a: Entry, b: Entry): boolean {
+  return a.rank !== b.rank ? a.rank < b.rank : a.seq < b.seq;
 }
