@@ -122,10 +122,20 @@ export async function benchScale(options: { clusters?: number } = {}): Promise<v
     };
     const limitMs = Number(process.env.MAGNETAR_BENCH_TIMEOUT_S ?? 600) * 1000;
     let last = await states();
+    // when a half and nine tenths of the clusters were complete: how long a cluster asked for in
+    // the burst waits, not only the last one
+    const reached = new Map<number, number>();
+    const note = () => {
+      for (const share of [0.5, 0.9])
+        if (!reached.has(share) && (last.by.CREATE_COMPLETE ?? 0) >= share * n)
+          reached.set(share, (Date.now() - t0) / 1000);
+    };
     while ((last.by.CREATE_COMPLETE ?? 0) + (last.by.CREATE_FAILED ?? 0) < n && Date.now() - t0 < limitMs) {
       await new Promise((r) => setTimeout(r, 500));
       last = await states();
+      note();
     }
+    note();
     const created = (Date.now() - t0) / 1000;
     const createCpu = process.cpuUsage(createCpu0);
     const createCpuS = (createCpu.user + createCpu.system) / 1e6;
@@ -142,6 +152,9 @@ export async function benchScale(options: { clusters?: number } = {}): Promise<v
     );
     console.log(
       `create: ${JSON.stringify(last.by)} after ${created.toFixed(1)} s → ${(n / created).toFixed(2)} clusters/s, ${((6 * n) / created).toFixed(1)} machines/s`,
+    );
+    console.log(
+      `  complete: half after ${reached.get(0.5)?.toFixed(1) ?? '-'} s, nine tenths after ${reached.get(0.9)?.toFixed(1) ?? '-'} s`,
     );
     console.log(
       `create CPU: ${createCpuS.toFixed(1)} s (${((createCpuS * 1000) / n).toFixed(0)} ms per cluster, ${((100 * createCpuS) / created).toFixed(0)}% of one core)`,
