@@ -73,11 +73,12 @@ interface Entry {
  * Keys are taken cluster by cluster, not in plain arrival order: each key belongs to a group
  * ({@link groupOf}, decided when the key is first seen), groups are ranked in the order they were
  * first seen, and a queued key of an older group goes before one of a younger group; within a
- * group, first in, first out. Under a burst of creates every cluster's steps then wait behind
- * the steps of the clusters asked for earlier, so clusters complete one after another in the
- * order they were asked for, instead of all advancing step by step together and completing
- * together at the end (the total work is the same). One key is queued at most once, so a key
- * that keeps coming back takes one place at a time and younger clusters keep the other workers.
+ * group, first in, first out. Under a burst of creates a cluster's waiting steps then go before
+ * those of the clusters asked for after it, so clusters asked for earlier complete earlier,
+ * instead of all advancing step by step together and completing together at the end (the total
+ * work is the same; while older clusters wait on the cloud, workers take younger clusters'
+ * steps). One key is queued at most once, so a key that keeps coming back takes one place at a
+ * time and younger clusters keep the other workers.
  */
 export class WorkQueue {
   /** `ranks` may be shared by the queues of several controllers, so they agree on the order. */
