@@ -123,6 +123,19 @@ async function createThenDelete(store: ObjectStore, m: ControllerManager, r: Rec
   await m.waitIdle();
 }
 
+/** A started manager with one worker, whose reconcile of widget `name` waits for `hold`. */
+async function oneWorkerHeldBy(name: string) {
+  const store = memoryStore();
+  const hold = gate();
+  const rec = recorder(async (_ctx, ref) => {
+    if (ref.name === name) await hold.opened;
+  });
+  const m = manager(store, new ManualClock(), { workers: 1 });
+  m.register(rec.reconciler);
+  await m.start();
+  return { store, rec, m, hold };
+}
+
 async function until(cond: () => boolean | Promise<boolean>, what: string): Promise<void> {
   for (let i = 0; i < 500; i++) {
     if (await cond()) return;
@@ -154,15 +167,7 @@ describe('controller runtime: work queue', () => {
   });
 
   test('changes that pile up while a key waits for a worker are reconciled once', async () => {
-    const store = memoryStore();
-    const clock = new ManualClock();
-    const hold = gate();
-    const rec = recorder(async (_ctx, ref) => {
-      if (ref.name === 'blocker') await hold.opened;
-    });
-    const m = manager(store, clock, { workers: 1 });
-    m.register(rec.reconciler);
-    await m.start();
+    const { store, rec, m, hold } = await oneWorkerHeldBy('blocker');
     await store.create(widget('blocker'));
     await until(() => rec.count('p1/blocker') === 1, 'the blocker to start');
     let b = await store.create<Widget>(widget('b'));
@@ -174,15 +179,7 @@ describe('controller runtime: work queue', () => {
   });
 
   test('while workers are busy, the waiting objects of the cluster seen first go before a younger cluster’s', async () => {
-    const store = memoryStore();
-    const clock = new ManualClock();
-    const hold = gate();
-    const rec = recorder(async (_ctx, ref) => {
-      if (ref.name === 'a-1') await hold.opened;
-    });
-    const m = manager(store, clock, { workers: 1 });
-    m.register(rec.reconciler);
-    await m.start();
+    const { store, rec, m, hold } = await oneWorkerHeldBy('a-1');
     const of = (name: string, cluster: string) => {
       const w = widget(name);
       return { ...w, metadata: { ...w.metadata, labels: { 'cluster.x-k8s.io/cluster-name': cluster } } };
