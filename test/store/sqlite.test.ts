@@ -546,6 +546,35 @@ test('sqlite: a revision a refused batch gave back and another connection then w
   });
 });
 
+test('sqlite: after a refused batch updated an object, the next write of that object builds on the version stored, not on the one rolled back', async () => {
+  const store = new SqliteStore({ path: join(dir, 'refused-update', 'store.sqlite') });
+  try {
+    const a = await store.create<ApiObject & { spec: { size: number } }>(widget('a', 1));
+    await assert.rejects(
+      store.commit([
+        { op: 'update', object: { ...a, spec: { size: 7 } } },
+        { op: 'create', object: widget('a') },
+      ]),
+      (e: unknown) => e instanceof ConflictError && e.code === 'AlreadyExists',
+    );
+    // the revision the rolled-back update took is handed out again, to another object
+    const b = await store.create(widget('b', 2));
+    assert.equal(Number(b.metadata.resourceVersion), Number(a.metadata.resourceVersion) + 1);
+    const grown = await store.update({ ...a, spec: { size: 3 } });
+    assert.equal(grown.metadata.name, 'a');
+    assert.deepEqual(grown.spec, { size: 3 });
+    assert.equal(grown.metadata.uid, a.metadata.uid);
+    assert.deepEqual((await store.get(type, 'p1', 'b'))?.spec, { size: 2 }, 'the other object is untouched');
+    // a stale version is still refused
+    await assert.rejects(
+      store.update({ ...a, spec: { size: 4 } }),
+      (e: unknown) => e instanceof ConflictError,
+    );
+  } finally {
+    await store.close();
+  }
+});
+
 test('sqlite: a store kept without a revision feed stores, updates and deletes records, writes no feed entry and refuses to be watched', async () => {
   const path = join(dir, 'no-feed.sqlite');
   const s = new SqliteStore({ path, feed: false, backgroundCheckpoints: false });
