@@ -4,7 +4,13 @@ import { basename, dirname, join, resolve } from 'node:path';
 import type { Readable } from 'node:stream';
 import { CLOUD_KINDS, cloudType } from './cloudsim/index.ts';
 import type { Config, Logger } from './domain/index.ts';
-import { launchThread, superviseThread, threadCpuSeconds, type ReadyThread } from './domain/index.ts';
+import {
+  launchThread,
+  majorGcsOf,
+  superviseThread,
+  threadCpuSeconds,
+  type ReadyThread,
+} from './domain/index.ts';
 import { SqliteStore, type ObjectStore } from './store/index.ts';
 
 /**
@@ -45,6 +51,8 @@ export interface CloudThread {
    * undefined elsewhere. For benchmarks: the embedded cloud's share of a build.
    */
   cpuSeconds(): number | undefined;
+  /** Full garbage collections of the running thread since it started. For benchmarks. */
+  majorGcs(): number | undefined;
   /** Stop the thread abruptly, as a crash would (fault drills, tests); it is started again. */
   kill(): Promise<void>;
   /** Stop the thread: its listener, transitions and stores. */
@@ -158,6 +166,7 @@ export async function startCloudThread(options: {
       return thread.current.url;
     },
     cpuSeconds: () => threadCpuSeconds(thread.current.tid),
+    majorGcs: () => majorGcsOf(thread.current.gcs),
     async kill() {
       await thread.current.worker.terminate();
     },

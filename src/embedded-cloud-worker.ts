@@ -3,7 +3,13 @@ import { resolve } from 'node:path';
 import { parentPort, workerData } from 'node:worker_threads';
 import { buildServer } from './api/index.ts';
 import { CLOUD_PREFIX, embeddedCloud } from './cloudsim/index.ts';
-import { currentThreadId, systemClock, type AuthContext, type IdentityProvider } from './domain/index.ts';
+import {
+  currentThreadId,
+  majorGcCounter,
+  systemClock,
+  type AuthContext,
+  type IdentityProvider,
+} from './domain/index.ts';
 import type { CloudWorkerData } from './embedded-cloud-thread.ts';
 import { LocalIdentity } from './identity/index.ts';
 import { openStore } from './main.ts';
@@ -92,6 +98,7 @@ async function run(): Promise<void> {
   port.postMessage({
     ready: typeof address === 'object' && address ? address.port : 0,
     tid: currentThreadId(),
+    gcs: majorGcCounter(),
   });
   port.on('message', (m) => {
     if (m !== 'close') return;

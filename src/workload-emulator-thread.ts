@@ -1,5 +1,11 @@
 import type { Config, Logger } from './domain/index.ts';
-import { launchThread, superviseThread, threadCpuSeconds, type ReadyThread } from './domain/index.ts';
+import {
+  launchThread,
+  majorGcsOf,
+  superviseThread,
+  threadCpuSeconds,
+  type ReadyThread,
+} from './domain/index.ts';
 import { answerWrite, type ObjectStore, type WriteRequest } from './store/index.ts';
 import type { EmulationTiming } from './workload/index.ts';
 
@@ -34,6 +40,8 @@ export type EmulatorThreadMessage = 'changed' | 'close';
 export interface EmulatorThread {
   /** CPU seconds the running thread has used since it started (Linux); undefined elsewhere. */
   cpuSeconds(): number | undefined;
+  /** Full garbage collections of the running thread since it started. For benchmarks. */
+  majorGcs(): number | undefined;
   /** Stop the thread abruptly, as a crash would (tests); it is started again. */
   kill(): Promise<void>;
   /** Stop the thread: the emulated endpoints close and its lease is given back. */
@@ -111,6 +119,7 @@ export async function startEmulatorThread(options: {
   });
   return {
     cpuSeconds: () => threadCpuSeconds(thread.current.tid),
+    majorGcs: () => majorGcsOf(thread.current.gcs),
     async kill() {
       await thread.current.worker.terminate();
     },

@@ -1,6 +1,6 @@
 import { resolve } from 'node:path';
 import { parentPort, workerData } from 'node:worker_threads';
-import { currentThreadId, systemClock, type Logger } from './domain/index.ts';
+import { currentThreadId, majorGcCounter, systemClock, type Logger } from './domain/index.ts';
 import { openStore } from './main.ts';
 import { ForwardedWrites, SqliteStore, type WriteAnswer } from './store/index.ts';
 import type { EmulatorWorkerData, EmulatorThreadMessage } from './workload-emulator-thread.ts';
@@ -75,7 +75,7 @@ async function run(): Promise<void> {
     } else store.answered(m);
   });
   await emulator.start();
-  port.postMessage({ ready: true, tid: currentThreadId() });
+  port.postMessage({ ready: true, tid: currentThreadId(), gcs: majorGcCounter() });
 }
 
 run().catch((err: unknown) => {

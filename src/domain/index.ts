@@ -22,4 +22,4 @@ export {
   type ReadyThread,
   type SupervisedThread,
 } from './module-worker.ts';
-export { currentThreadId, threadCpuSeconds } from './thread-cpu.ts';
+export { currentThreadId, majorGcCounter, majorGcsOf, threadCpuSeconds } from './thread-cpu.ts';

@@ -91,12 +91,14 @@ export async function superviseThread<T extends LaunchedThread>(options: {
 export interface ReadyThread<R> extends LaunchedThread {
   /** The thread's id in the operating system, when it told. */
   tid: number | undefined;
+  /** The thread's count of full garbage collections (`majorGcCounter`), when it sent one. */
+  gcs: SharedArrayBuffer | undefined;
   /** The `ready` value the thread posted. */
   ready: R;
 }
 
 /**
- * Start the module `entry` on a thread and wait until it posts `{ ready, tid }`. A `{ failed }`
+ * Start the module `entry` on a thread and wait until it posts `{ ready, tid, gcs }`. A `{ failed }`
  * it posts, an uncaught error or an exit before that ends it and rejects. Every other message
  * goes to `onMessage`. `what` names the thread in errors ("the embedded cloud thread").
  */
@@ -111,13 +113,15 @@ export async function launchThread<R>(
   // an error the thread did not catch ends it: reported through `exited`
   worker.on('error', () => undefined);
   let tid: number | undefined;
+  let gcs: SharedArrayBuffer | undefined;
   const ready = await new Promise<R>((resolveReady, reject) => {
     worker.once('error', reject);
     void exited.then((code) => reject(new Error(`${what} exited (code ${code})`)));
     worker.on('message', (m: unknown) => {
-      const status = (m ?? {}) as { ready?: R; failed?: string; tid?: number };
+      const status = (m ?? {}) as { ready?: R; failed?: string; tid?: number; gcs?: SharedArrayBuffer };
       if (typeof m === 'object' && m !== null && ('ready' in m || 'failed' in m)) {
         tid ??= status.tid;
+        gcs ??= status.gcs;
         if (status.ready !== undefined) resolveReady(status.ready);
         else reject(new Error(`${what} did not start: ${status.failed}`));
         return;
@@ -128,5 +132,5 @@ export async function launchThread<R>(
     await worker.terminate();
     throw err;
   });
-  return { worker, exited, tid, ready };
+  return { worker, exited, tid, gcs, ready };
 }

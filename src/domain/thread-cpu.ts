@@ -1,4 +1,5 @@
 import { readFileSync, readlinkSync } from 'node:fs';
+import { constants, PerformanceObserver } from 'node:perf_hooks';
 
 /**
  * CPU time of single threads of this process, where the system tells (Linux `/proc`): the
@@ -30,4 +31,26 @@ export function threadCpuSeconds(tid: number | undefined): number | undefined {
   } catch {
     return undefined;
   }
+}
+
+/**
+ * Count the calling thread's full (major) garbage collections in a cell of shared memory, which
+ * the thread hands to whoever started it. Each thread has a heap and collections of its own, so
+ * one thread cannot see another's with a `PerformanceObserver`; a benchmark waiting for the
+ * collections after a burst to end reads every thread's cell with {@link majorGcsOf}.
+ */
+export function majorGcCounter(): SharedArrayBuffer {
+  const buffer = new SharedArrayBuffer(4);
+  const cell = new Int32Array(buffer);
+  new PerformanceObserver((list) => {
+    for (const e of list.getEntries())
+      if ((e as { detail?: { kind?: number } }).detail?.kind === constants.NODE_PERFORMANCE_GC_MAJOR)
+        Atomics.add(cell, 0, 1);
+  }).observe({ entryTypes: ['gc'] });
+  return buffer;
+}
+
+/** The full collections a thread's {@link majorGcCounter} has counted, or undefined without one. */
+export function majorGcsOf(counter: SharedArrayBuffer | undefined): number | undefined {
+  return counter === undefined ? undefined : Atomics.load(new Int32Array(counter), 0);
 }

@@ -1,7 +1,16 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { existsSync } from 'node:fs';
-import { currentThreadId, silentLogger, threadCpuSeconds } from '../../src/domain/index.ts';
+import { setFlagsFromString } from 'node:v8';
+import { runInNewContext } from 'node:vm';
+import { Worker } from 'node:worker_threads';
+import {
+  currentThreadId,
+  majorGcCounter,
+  majorGcsOf,
+  silentLogger,
+  threadCpuSeconds,
+} from '../../src/domain/index.ts';
 import { KeyMakerThread } from '../../src/workload/index.ts';
 
 const linux = existsSync('/proc/thread-self');
@@ -31,7 +40,9 @@ void test(
     const keys = new KeyMakerThread(() => silentLogger);
     try {
       assert.equal(keys.cpuSeconds(), undefined, 'no thread before the first call');
+      assert.equal(keys.majorGcs(), undefined, 'no count before the first call');
       await keys.createCa('warm-up', Date.now());
+      assert.equal(typeof keys.majorGcs(), 'number', 'the thread sent its count when ready');
       const main0 = threadCpuSeconds(process.pid)!;
       const before = keys.cpuSeconds()!;
       await Promise.all(Array.from({ length: 20 }, (_, i) => keys.createCa(`ca-${i}`, Date.now())));
@@ -46,3 +57,33 @@ void test(
     assert.equal(keys.cpuSeconds(), undefined, 'no figure once it stopped');
   },
 );
+
+void test('a thread counts its full collections where another thread reads them, and only those', async () => {
+  // a way to ask for a collection, as `--expose-gc` gives one
+  setFlagsFromString('--expose-gc');
+  const gc = runInNewContext('gc') as (options?: { type: 'minor' }) => void;
+  const counter = majorGcCounter();
+  // the observer hears of a collection after the task it happened in
+  const settle = () => new Promise((r) => setTimeout(r, 50));
+  assert.equal(majorGcsOf(counter), 0);
+  gc({ type: 'minor' });
+  await settle();
+  assert.equal(majorGcsOf(counter), 0, 'a young-generation collection is not a full one');
+  gc();
+  gc();
+  await settle();
+  assert.equal(majorGcsOf(counter), 2);
+  // another thread reads the same cell
+  const reader = new Worker(
+    `const { parentPort, workerData } = require('node:worker_threads');
+     parentPort.postMessage(Atomics.load(new Int32Array(workerData), 0));`,
+    { eval: true, workerData: counter },
+  );
+  const [seen] = (await new Promise((resolve, reject) => {
+    reader.once('message', (m) => resolve([m]));
+    reader.once('error', reject);
+  })) as [number];
+  await reader.terminate();
+  assert.equal(seen, 2);
+  assert.equal(majorGcsOf(undefined), undefined, 'no counter, no figure');
+});

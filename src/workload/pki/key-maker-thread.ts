@@ -1,6 +1,6 @@
 import type { Worker } from 'node:worker_threads';
 import type { Logger } from '../../domain/index.ts';
-import { startModuleWorker, threadCpuSeconds } from '../../domain/index.ts';
+import { majorGcsOf, startModuleWorker, threadCpuSeconds } from '../../domain/index.ts';
 import type { IssueKeyPairOptions, PemKeyPair } from './issuing.ts';
 import { inlineKeyMaker, type KeyMaker } from './key-maker.ts';
 
@@ -28,6 +28,8 @@ export class KeyMakerThread implements KeyMaker {
   private closed = false;
   /** The running thread's id in the operating system, once it has said. */
   private tid: number | undefined;
+  /** The running thread's count of full garbage collections, once it has sent it. */
+  private gcs: SharedArrayBuffer | undefined;
 
   /**
    * `log`: the logger at the time of an event (the server's, once it exists). `entry`: the
@@ -67,6 +69,11 @@ export class KeyMakerThread implements KeyMaker {
     return this.worker ? threadCpuSeconds(this.tid) : undefined;
   }
 
+  /** Full garbage collections of the running key-making thread (undefined as for `cpuSeconds`). */
+  majorGcs(): number | undefined {
+    return this.worker ? majorGcsOf(this.gcs) : undefined;
+  }
+
   /** End the thread abruptly, as a crash would (for tests). */
   async kill(): Promise<void> {
     await this.worker?.terminate();
@@ -92,8 +99,16 @@ export class KeyMakerThread implements KeyMaker {
     const worker = startModuleWorker(this.entry, {});
     worker.on(
       'message',
-      (m: { id?: number; value?: unknown; error?: string; failed?: string; tid?: number }) => {
+      (m: {
+        id?: number;
+        value?: unknown;
+        error?: string;
+        failed?: string;
+        tid?: number;
+        gcs?: SharedArrayBuffer;
+      }) => {
         if (m.tid !== undefined && this.worker === worker) this.tid = m.tid;
+        if (m.gcs !== undefined && this.worker === worker) this.gcs = m.gcs;
         if (m.failed !== undefined) {
           this.log().warn(
             { reason: m.failed },

@@ -1,5 +1,5 @@
 import { parentPort } from 'node:worker_threads';
-import { currentThreadId } from '../../domain/index.ts';
+import { currentThreadId, majorGcCounter } from '../../domain/index.ts';
 import { inlineKeyMaker, type KeyMaker } from './key-maker.ts';
 
 /**
@@ -25,4 +25,4 @@ port.on('message', (call: Call) => {
       port.postMessage({ id: call.id, error: err instanceof Error ? err.message : String(err) }),
   );
 });
-port.postMessage({ ready: true, tid: currentThreadId() });
+port.postMessage({ ready: true, tid: currentThreadId(), gcs: majorGcCounter() });
