@@ -167,21 +167,25 @@ export async function benchScale(options: { clusters?: number } = {}): Promise<v
     // reconciles, then the full collections of the heap the burst grew. The first comes when it
     // comes; once allocation has calmed down, V8's memory reducer follows with up to two more,
     // from a second to over twenty seconds apart, to give memory back (each about a second of CPU
-    // on the main and helper threads at 1000 clusters, on the embedded cloud's heap as well). The
-    // wind-down lasts `MAGNETAR_BENCH_SETTLE_S` and on until a full collection has been seen and
-    // none for `MAGNETAR_BENCH_GC_QUIET_S` (45), four minutes at most. Then the idle window proper: one
-    // workload probe period (a minute) by default, so each cluster's probe falls in it once,
-    // wherever it starts; a full collection still seen in it is counted.
+    // on the main and helper threads at 1000 clusters). Each thread (the main one, the embedded
+    // cloud's, the workload emulator's, the key maker's) has a heap of its own and collects it on
+    // its own schedule, minutes apart. The wind-down lasts `MAGNETAR_BENCH_SETTLE_S` and on until
+    // a full collection has been seen and none, on any thread, for `MAGNETAR_BENCH_GC_QUIET_S`
+    // (45), four minutes at most. Then the idle window proper: one workload probe period (a
+    // minute) by default, so each cluster's probe falls in it once, wherever it starts; a full
+    // collection still seen in it, on any thread, is counted.
+    const otherGcs = () => threadGcs(m);
     const windDown = await cpuOver(Number(process.env.MAGNETAR_BENCH_SETTLE_S ?? 30) * 1000, {
       untilGcQuiet: { quietMs: Number(process.env.MAGNETAR_BENCH_GC_QUIET_S ?? 45) * 1000, maxMs: 240_000 },
+      otherGcs,
     });
     console.log(
-      `CPU in the ${windDown.seconds} s after the last cluster completed: ${windDown.percent}% of one core (GC pauses ${windDown.gcPercent}%; ${plural(windDown.majorGcs, 'full collection')})`,
+      `CPU in the ${windDown.seconds} s after the last cluster completed: ${windDown.percent}% of one core (main thread's GC pauses ${windDown.gcPercent}%; ${gcCount(windDown)})`,
     );
     const idleThreads0 = threadCpu(m);
-    const idle = await cpuOver(Number(process.env.MAGNETAR_BENCH_IDLE_S ?? 60) * 1000);
+    const idle = await cpuOver(Number(process.env.MAGNETAR_BENCH_IDLE_S ?? 60) * 1000, { otherGcs });
     console.log(
-      `idle CPU with ${n} clusters up: ${idle.percent}% of one core (over the next ${idle.seconds} s; GC pauses ${idle.gcPercent}%; ${plural(idle.majorGcs, 'full collection')})`,
+      `idle CPU with ${n} clusters up: ${idle.percent}% of one core (over the next ${idle.seconds} s; main thread's GC pauses ${idle.gcPercent}%; ${gcCount(idle)})`,
     );
     const idleByThread = threadsSince(
       idleThreads0,
@@ -313,11 +317,25 @@ function threadsSince(
  */
 async function cpuOver(
   ms: number,
-  options: { untilGcQuiet?: { quietMs: number; maxMs: number } } = {},
-): Promise<{ percent: string; seconds: string; gcPercent: string; majorGcs: number }> {
+  options: {
+    untilGcQuiet?: { quietMs: number; maxMs: number };
+    /** The full collections so far of the other threads (each thread has its own heap). */
+    otherGcs?: () => number;
+  } = {},
+): Promise<{ percent: string; seconds: string; gcPercent: string; majorGcs: number; mainGcs: number }> {
   let gcMs = 0;
   let majorGcs = 0;
   let lastMajorAt = 0;
+  // the other threads' collections, read once a second: their counts are seen, not their pauses
+  const others0 = options.otherGcs?.() ?? 0;
+  let others = others0;
+  const lookAtOthers = () => {
+    const now = options.otherGcs?.() ?? 0;
+    if (now === others) return;
+    others = now;
+    lastMajorAt = Date.now();
+  };
+  const sleep = (waitMs: number) => new Promise((r) => setTimeout(r, waitMs));
   const gc = new PerformanceObserver((list) => {
     for (const e of list.getEntries()) {
       gcMs += e.duration;
@@ -330,14 +348,19 @@ async function cpuOver(
   gc.observe({ entryTypes: ['gc'] });
   const cpu0 = process.cpuUsage();
   const w0 = Date.now();
-  await new Promise((r) => setTimeout(r, ms));
+  while (Date.now() - w0 < ms) {
+    await sleep(Math.min(1000, ms - (Date.now() - w0)));
+    lookAtOthers();
+  }
   const quiet = options.untilGcQuiet;
   while (
     quiet !== undefined &&
-    (majorGcs === 0 || Date.now() - lastMajorAt < quiet.quietMs) &&
+    (majorGcs + others - others0 === 0 || Date.now() - lastMajorAt < quiet.quietMs) &&
     Date.now() - w0 < quiet.maxMs
-  )
-    await new Promise((r) => setTimeout(r, 1000));
+  ) {
+    await sleep(1000);
+    lookAtOthers();
+  }
   const cpu = process.cpuUsage(cpu0);
   const elapsed = Date.now() - w0;
   gc.disconnect();
@@ -345,8 +368,23 @@ async function cpuOver(
     percent: (((cpu.user + cpu.system) / 1000 / Math.max(1, elapsed)) * 100).toFixed(1),
     seconds: (elapsed / 1000).toFixed(0),
     gcPercent: ((gcMs / Math.max(1, elapsed)) * 100).toFixed(1),
-    majorGcs,
+    majorGcs: majorGcs + others - others0,
+    mainGcs: majorGcs,
   };
+}
+
+/** Full collections on every thread, and how many of them were the main thread's. */
+function gcCount(w: { majorGcs: number; mainGcs: number }): string {
+  return `${plural(w.majorGcs, 'full collection')}, ${w.mainGcs} on the main thread`;
+}
+
+/** Full collections so far on the threads other than the main one. */
+function threadGcs(m: Magnetar): number {
+  return (
+    (m.cloudThread?.majorGcs() ?? 0) +
+    (m.keyMakerThread?.majorGcs() ?? 0) +
+    (m.emulatorThread?.majorGcs() ?? 0)
+  );
 }
 
 /** `n thing` or `n things`. */
