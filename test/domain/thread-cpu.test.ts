@@ -79,10 +79,10 @@ void test('a thread counts its full collections where another thread reads them,
      parentPort.postMessage(Atomics.load(new Int32Array(workerData), 0));`,
     { eval: true, workerData: counter },
   );
-  const [seen] = (await new Promise((resolve, reject) => {
-    reader.once('message', (m) => resolve([m]));
+  const seen = await new Promise<number>((resolve, reject) => {
+    reader.once('message', resolve);
     reader.once('error', reject);
-  })) as [number];
+  });
   await reader.terminate();
   assert.equal(seen, 2);
   assert.equal(majorGcsOf(undefined), undefined, 'no counter, no figure');
