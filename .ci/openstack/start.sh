@@ -400,11 +400,17 @@ for _ in $(seq 1 60); do
   sleep 2
 done
 openstack volume type show fake >/dev/null 2>&1 || openstack volume type create --public --property volume_backend_name=fake fake >/dev/null
+# Up once is up. grep reads the whole answer (not -q, which stops at the first match): under
+# pipefail, the CLI killed by the closed pipe made a found match read as a failure.
+volume_up=0
 for _ in $(seq 1 60); do
-  openstack volume service list -f value -c Binary -c State 2>/dev/null | grep -q "cinder-volume up" && break
+  if openstack volume service list -f value -c Binary -c State 2>/dev/null | grep "cinder-volume up" >/dev/null; then
+    volume_up=1
+    break
+  fi
   sleep 2
 done
-openstack volume service list -f value -c Binary -c State 2>/dev/null | grep -q "cinder-volume up" ||
+[ "$volume_up" = 1 ] ||
   { say "cinder-volume is not up:"; tail -n 20 "$OS_BASE/log/cinder-volume.out" "$OS_BASE/log/cinder-volume.log" >&2; exit 1; }
 say "ready"
 echo "$OS_BASE/admin-openrc"
