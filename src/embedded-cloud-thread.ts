@@ -4,13 +4,7 @@ import { basename, dirname, join, resolve } from 'node:path';
 import type { Readable } from 'node:stream';
 import { CLOUD_KINDS, cloudType } from './cloudsim/index.ts';
 import type { Config, Logger } from './domain/index.ts';
-import {
-  launchThread,
-  majorGcsOf,
-  superviseThread,
-  threadCpuSeconds,
-  type ReadyThread,
-} from './domain/index.ts';
+import { launchThread, superviseThread, threadFigures, type ReadyThread } from './domain/index.ts';
 import { SqliteStore, type ObjectStore } from './store/index.ts';
 
 /**
@@ -165,8 +159,7 @@ export async function startCloudThread(options: {
     get url() {
       return thread.current.url;
     },
-    cpuSeconds: () => threadCpuSeconds(thread.current.tid),
-    majorGcs: () => majorGcsOf(thread.current.gcs),
+    ...threadFigures(thread),
     async kill() {
       await thread.current.worker.terminate();
     },

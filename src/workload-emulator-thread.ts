@@ -1,11 +1,5 @@
 import type { Config, Logger } from './domain/index.ts';
-import {
-  launchThread,
-  majorGcsOf,
-  superviseThread,
-  threadCpuSeconds,
-  type ReadyThread,
-} from './domain/index.ts';
+import { launchThread, superviseThread, threadFigures, type ReadyThread } from './domain/index.ts';
 import { answerWrite, type ObjectStore, type WriteRequest } from './store/index.ts';
 import type { EmulationTiming } from './workload/index.ts';
 
@@ -118,8 +112,7 @@ export async function startEmulatorThread(options: {
     }
   });
   return {
-    cpuSeconds: () => threadCpuSeconds(thread.current.tid),
-    majorGcs: () => majorGcsOf(thread.current.gcs),
+    ...threadFigures(thread),
     async kill() {
       await thread.current.worker.terminate();
     },

@@ -18,6 +18,7 @@ export {
   launchThread,
   startModuleWorker,
   superviseThread,
+  threadFigures,
   type LaunchedThread,
   type ReadyThread,
   type SupervisedThread,

@@ -1,5 +1,6 @@
 import { Worker } from 'node:worker_threads';
 import type { Logger } from './logger.ts';
+import { majorGcsOf, threadCpuSeconds } from './thread-cpu.ts';
 
 /**
  * Start a worker thread that runs the TypeScript module `entry` (Magnetar runs its sources
@@ -133,4 +134,18 @@ export async function launchThread<R>(
     throw err;
   });
   return { worker, exited, tid, gcs, ready };
+}
+
+/**
+ * What a supervised thread tells of its running worker, for benchmarks: the CPU seconds and the
+ * full garbage collections since it started (undefined where the system or the thread did not tell).
+ */
+export function threadFigures(thread: SupervisedThread<ReadyThread<unknown>>): {
+  cpuSeconds(): number | undefined;
+  majorGcs(): number | undefined;
+} {
+  return {
+    cpuSeconds: () => threadCpuSeconds(thread.current.tid),
+    majorGcs: () => majorGcsOf(thread.current.gcs),
+  };
 }
