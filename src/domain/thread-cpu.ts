@@ -4,7 +4,9 @@ import { constants, PerformanceObserver } from 'node:perf_hooks';
 /**
  * CPU time of single threads of this process, where the system tells (Linux `/proc`): the
  * process total hides which thread is busy, and Magnetar's work is spread over the main thread,
- * the embedded cloud's thread and the key maker's. Elsewhere both functions answer undefined.
+ * the embedded cloud's thread, the workload emulator's and the key maker's. Elsewhere the two
+ * CPU functions answer undefined. Each thread's full garbage collections are counted here too,
+ * since no thread can observe another's heap.
  */
 
 /** The operating system's id of the calling thread (the main thread's is the process id). */
