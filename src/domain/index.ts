@@ -24,3 +24,4 @@ export {
   type SupervisedThread,
 } from './module-worker.ts';
 export { currentThreadId, majorGcCounter, majorGcsOf, threadCpuSeconds } from './thread-cpu.ts';
+export { throttled, type Throttled } from './throttle.ts';
