@@ -19,7 +19,8 @@ import { startMagnetar, type Magnetar } from '../src/main.ts';
  * clusters up (after a wind-down of `MAGNETAR_BENCH_SETTLE_S`, 30, and until the collections of
  * the burst's heap are over, over `MAGNETAR_BENCH_IDLE_S`, 60), and the CPU of one resync of every
  * object, which the controllers spread over each 10-minute sync period and the idle window does
- * not see. `MAGNETAR_BENCH_CLUSTERS=1000` for the full run.
+ * not see. For the create, the resync and the delete it prints the calls the embedded cloud
+ * answered per cluster. `MAGNETAR_BENCH_CLUSTERS=1000` for the full run.
  *
  * The store is a SQLite file, as `npm start` runs, so the embedded cloud runs on its own thread
  * with its own store file (ADR 0013) and the CPU figures count both threads;
@@ -67,6 +68,12 @@ export async function benchScale(options: { clusters?: number } = {}): Promise<v
     });
     await liftCloudQuotas(admin, m.url, project, n);
 
+    // The calls the embedded cloud answered, by operation: the load a real cloud's APIs carry.
+    const cloudCalls = async (): Promise<CloudCalls> => {
+      const res = await fetch(`${m.url}/cloud/_calls`, { headers: { 'X-Auth-Token': await admin.token() } });
+      return (await res.json()) as CloudCalls;
+    };
+    const createCalls0 = await cloudCalls();
     const t0 = Date.now();
     const createCpu0 = process.cpuUsage();
     const threads0 = threadCpu(m);
@@ -162,6 +169,7 @@ export async function benchScale(options: { clusters?: number } = {}): Promise<v
     // Each thread's part: the build is bound by the busiest one, or by both cores together.
     const byThread = threadsSince(threads0, threadCpu(m), createCpuS, created);
     if (byThread) console.log(`  by thread: ${byThread}`);
+    console.log(`  cloud calls: ${callsPerCluster(createCalls0, await cloudCalls(), n)}`);
 
     // Idle: every cluster up, nothing asked for. First the wind-down after the burst: the last
     // reconciles, then the full collections of the heap the burst grew. The first comes when it
@@ -196,21 +204,25 @@ export async function benchScale(options: { clusters?: number } = {}): Promise<v
     if (idleByThread) console.log(`  by thread: ${idleByThread}`);
     // The periodic resync (every object reconciled once per sync period, spread over its first
     // half) does not fall in that window: run one now and spread its cost over the period.
+    const resyncCalls0 = await cloudCalls();
     const resync = await cpuDuring(async () => {
       await m.controllers!.resyncAll();
       await m.controllers!.waitIdle();
     });
+    const resyncCalls = callsPerCluster(resyncCalls0, await cloudCalls(), n);
     const periodS = config.controllers.resyncSeconds;
     const resyncCpuS = resync.cpuMs / 1000 - (Number(idle.percent) / 100) * (resync.wallMs / 1000);
     console.log(
       `one resync of every object: ${resyncCpuS.toFixed(1)} s of CPU beyond idle (${((resyncCpuS * 1000) / n).toFixed(0)} ms per cluster, ${(resync.wallMs / 1000).toFixed(1)} s) → ${((100 * resyncCpuS) / periodS).toFixed(1)}% of one core over the ${periodS / 60}-minute sync period, ${((100 * resyncCpuS) / (periodS / 2)).toFixed(1)}% over the half it is spread on`,
     );
+    console.log(`  cloud calls: ${resyncCalls}`);
     // What an operator's graph shows over hours: the idle window's rate plus the resyncs.
     console.log(
       `idle CPU over a whole sync period, resync included: ${(Number(idle.percent) + (100 * resyncCpuS) / periodS).toFixed(1)}% of one core`,
     );
     console.log(`peak RSS: ${(Math.max(peakRss, process.memoryUsage().rss) / 1024 / 1024).toFixed(0)} MiB`);
 
+    const deleteCalls0 = await cloudCalls();
     const d0 = Date.now();
     for (let i = 0; i < names.length; i += 50) {
       await Promise.all(
@@ -231,6 +243,7 @@ export async function benchScale(options: { clusters?: number } = {}): Promise<v
     console.log(
       `delete: ${n - left} of ${n} gone after ${deleted.toFixed(1)} s → ${((n - left) / deleted).toFixed(2)} clusters/s, ${((6 * (n - left)) / deleted).toFixed(1)} machines/s`,
     );
+    console.log(`  cloud calls: ${callsPerCluster(deleteCalls0, await cloudCalls(), n)}`);
     const inv = await fetch(`${m.url}/cloud/_inventory?project_id=${project}`, {
       headers: { 'X-Auth-Token': await admin.token() },
     });
@@ -264,6 +277,24 @@ export async function benchScale(options: { clusters?: number } = {}): Promise<v
     await m.close();
     rmSync(dir, { recursive: true, force: true });
   }
+}
+
+/** `GET /cloud/_calls`: the calls the embedded cloud answered, by operation. */
+interface CloudCalls {
+  total: number;
+  calls: Record<string, number>;
+}
+
+/** The calls between two readings, per cluster, with the five most made. */
+function callsPerCluster(before: CloudCalls, after: CloudCalls, n: number): string {
+  const per = (k: number) => (k / n).toFixed(1);
+  const top = Object.entries(after.calls)
+    .map(([op, k]): [string, number] => [op, k - (before.calls[op] ?? 0)])
+    .filter(([, k]) => k > 0)
+    .sort((a, b) => b[1] - a[1])
+    .slice(0, 5)
+    .map(([op, k]) => `${op} ${per(k)}`);
+  return `${per(after.total - before.total)} per cluster (most: ${top.join(', ')})`;
 }
 
 interface ThreadCpu {

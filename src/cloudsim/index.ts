@@ -4,6 +4,7 @@ import type { ObjectStore } from '../store/index.ts';
 import { computePlugin } from './compute/index.ts';
 import { adminRoutes } from './core/admin-routes.ts';
 import type { CloudContext } from './core/context.ts';
+import { CallCounts } from './core/calls.ts';
 import { FaultInjector } from './core/faults.ts';
 import { buildInventory, type Inventory } from './core/inventory.ts';
 import { DEFAULT_QUOTAS, Quotas } from './core/quotas.ts';
@@ -105,6 +106,7 @@ export function embeddedCloud(deps: EmbeddedCloudDeps): EmbeddedCloud {
     latencyMs: deps.latencyMs,
     log,
     faults: new FaultInjector(),
+    calls: new CallCounts(),
     transitions: new TransitionScheduler(deps.clock, log),
     repos,
     quotas: new Quotas(repos, defaults),

@@ -215,3 +215,34 @@ test('fault rules are admin-only and must name a known operation', async () => {
     await h.close();
   }
 });
+
+test('the cloud counts the calls it answered by operation, failed ones too, for admins only', async () => {
+  const h = await startCloud();
+  try {
+    const calls = async () =>
+      (await h.call<{ total: number; calls: Record<string, number> }>('GET', '/_calls', { token: 'admin' }))
+        .body;
+    const before = await calls();
+    await h.call('GET', '/network/v2.0/networks');
+    await h.call('GET', '/network/v2.0/networks?name=public');
+    h.cloud.faults.errorRate(1, { operation: 'compute.servers.list', status: 503 });
+    assert.equal((await h.call('GET', '/compute/v2.1/servers')).status, 503);
+    h.cloud.faults.clear();
+    const after = await calls();
+    assert.equal(after.total - before.total, 3);
+    assert.equal(
+      (after.calls['network.networks.list'] ?? 0) - (before.calls['network.networks.list'] ?? 0),
+      2,
+    );
+    assert.equal((after.calls['compute.servers.list'] ?? 0) - (before.calls['compute.servers.list'] ?? 0), 1);
+    assert.deepEqual(
+      Object.values(after.calls),
+      Object.values(after.calls).sort((a, b) => b - a),
+      'most called first',
+    );
+    const tenant = await h.call<{ forbidden?: unknown }>('GET', '/_calls');
+    assert.equal(tenant.status, 403);
+  } finally {
+    await h.close();
+  }
+});

@@ -7,7 +7,8 @@ import { buildInventory } from './inventory.ts';
 
 /**
  * Admin-only endpoints for tests, chaos runs and the dashboard: `GET /cloud/_inventory`,
- * `GET|POST|DELETE /cloud/_faults`, `DELETE /cloud/_faults/{id}`, `GET /cloud/_faults/operations`.
+ * `GET|POST|DELETE /cloud/_faults`, `DELETE /cloud/_faults/{id}`, `GET /cloud/_faults/operations`,
+ * `GET /cloud/_calls` (calls answered by operation since the cloud started).
  */
 export function adminRoutes(ctx: CloudContext) {
   return async (app: FastifyInstance): Promise<void> => {
@@ -20,6 +21,8 @@ export function adminRoutes(ctx: CloudContext) {
     });
 
     app.get('/_inventory', async (req) => buildInventory(ctx.store, q(req, 'project_id')));
+
+    app.get('/_calls', async () => ctx.calls.snapshot());
 
     app.get('/_faults', async () => ({ faults: ctx.faults.list() }));
     app.get('/_faults/operations', async () => ({ operations: ctx.faults.operations() }));

@@ -1,5 +1,6 @@
 import type { Clock, IdentityProvider, Logger } from '../../domain/index.ts';
 import type { ObjectStore } from '../../store/index.ts';
+import type { CallCounts } from './calls.ts';
 import type { FaultInjector } from './faults.ts';
 import type { Quotas } from './quotas.ts';
 import type { Repos } from './repos.ts';
@@ -14,6 +15,8 @@ export interface CloudContext {
   latencyMs: number;
   log: Logger;
   faults: FaultInjector;
+  /** Calls answered, by operation (`GET /cloud/_calls`). */
+  calls: CallCounts;
   transitions: TransitionScheduler;
   repos: Repos;
   quotas: Quotas;

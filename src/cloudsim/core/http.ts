@@ -88,6 +88,7 @@ export class ServiceRoutes {
       ...(bodyLimit ? { bodyLimit } : {}),
       ...(method === 'GET' ? { exposeHeadRoute: false } : {}),
       handler: async (req, reply) => {
+        this.ctx.calls.count(op);
         const d = this.ctx.faults.decide(op);
         if (d.delayMs > 0) await this.ctx.clock.sleep(d.delayMs);
         if (d.failure) {
